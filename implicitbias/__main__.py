@@ -1,0 +1,5 @@
+import sys
+
+from implicitbias.cli import main
+
+sys.exit(main())

@@ -1,0 +1,74 @@
+"""Executors that run sweep cells: in-process, a local process pool, or Dask distributed.
+
+Every executor here is a ``concurrent.futures.Executor``, so a sweep is written once against
+that interface (``Store.map``) and runs unchanged on one core, on all local cores, or on a
+Dask cluster (``distributed.Client.get_executor``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+
+from implicitbias.theory import params
+
+__all__ = ["InlineExecutor", "open_executor", "EXECUTORS"]
+
+EXECUTORS = ("inline", "process", "dask")
+
+
+class InlineExecutor(Executor):
+    """Runs each submitted call at once in this process (no concurrency, easiest to debug).
+
+    Written by hand because the standard library has no synchronous ``Executor``.
+    """
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # the future carries the error to the caller
+            future.set_exception(exc)
+        return future
+
+
+@contextlib.contextmanager
+def open_executor(
+    kind: str = "inline", workers: int | None = None, address: str | None = None
+) -> Iterator[Executor]:
+    """Open an executor by name and close it (and any cluster it started) afterwards.
+
+    ``inline``: this process.  ``process``: a spawn-context process pool with ``workers``
+    processes (default: CPU count).  ``dask``: ``distributed.Client(address)`` when an
+    address is given, else a fresh ``LocalCluster`` with ``workers`` single-threaded worker
+    processes; yields ``client.get_executor()``.
+    """
+    params.choice("executor", kind, EXECUTORS)
+    if workers is not None:
+        workers = params.integer("workers", workers, minimum=1, maximum=4096)
+    if kind == "inline":
+        yield InlineExecutor()
+    elif kind == "process":
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
+            yield pool
+    else:
+        from distributed import Client, LocalCluster
+
+        if address:
+            with Client(address) as client:
+                yield client.get_executor()
+        else:
+            with (
+                LocalCluster(
+                    n_workers=workers or os.cpu_count(),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                ) as cluster,
+                Client(cluster) as client,
+            ):
+                yield client.get_executor()

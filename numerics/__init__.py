@@ -1,0 +1,1 @@
+"""Numerical layer: solvers, flows, metrics. May import implicitbias.theory, nothing above."""

@@ -1,0 +1,66 @@
+"""The results store: stable keys, cached records, resumable maps."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from implicitbias.executors import open_executor
+from implicitbias.store import Store, config_key
+
+configs = st.dictionaries(
+    st.text(min_size=1, max_size=8),
+    st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=8), st.booleans()),
+    max_size=6,
+)
+
+
+@given(configs)
+def test_key_ignores_key_order(config):
+    reordered = dict(reversed(list(config.items())))
+    assert config_key("cell", config) == config_key("cell", reordered)
+
+
+def test_key_depends_on_kind_and_values():
+    assert config_key("a", {"K": 3}) != config_key("b", {"K": 3})
+    assert config_key("a", {"K": 3}) != config_key("a", {"K": 4})
+    assert config_key("a", {"K": np.int64(3)}) == config_key("a", {"K": 3})
+
+
+def _square(config):
+    return {"value": config["x"] ** 2, "array": np.arange(config["x"])}
+
+
+def test_map_computes_once_and_returns_cached(store):
+    calls = []
+
+    def fn(c):
+        calls.append(c["x"])
+        return _square(c)
+
+    first = store.map("sq", fn, [{"x": i} for i in range(5)], progress=False)
+    again = store.map("sq", fn, [{"x": i} for i in range(7)], progress=False)
+    assert [r["value"] for r in again] == [i * i for i in range(7)]
+    assert first == again[:5]
+    assert sorted(calls) == list(range(7))  # 0..4 once, 5..6 once
+    assert store.counts("sq") == {"done": 7}
+
+
+def test_interrupted_run_is_recognised_and_rerun(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as s:
+        s.mark_running("run", {"x": 1})
+        s.put_epoch("run", {"x": 1}, 0, {"loss": 1.0})
+    with Store(path) as s:  # a new process sees the partial record
+        assert s.status("run", {"x": 1}) == "running"
+        assert s.get("run", {"x": 1}) is None
+        assert s.epochs("run", {"x": 1}) == [{"loss": 1.0}]
+        (rec,) = s.map("run", _square, [{"x": 1}], progress=False)
+        assert rec["value"] == 1 and s.status("run", {"x": 1}) == "done"
+
+
+@pytest.mark.parametrize("kind", ["inline", "process"])
+def test_map_through_executors(store, kind):
+    with open_executor(kind, workers=2) as ex:
+        recs = store.map("sq", _square, [{"x": i} for i in range(4)], executor=ex, progress=False)
+    assert [r["value"] for r in recs] == [0, 1, 4, 9]

@@ -1,0 +1,81 @@
+"""Checks for user-supplied parameters, shared by every layer.
+
+Every public function that takes user input validates it here, so that bad input always
+raises a ``ParameterError`` (a ``ValueError``) whose one-line message names the parameter and what is allowed.
+The command line turns that into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+__all__ = ["ParameterError", "integer", "real", "choice", "power_of_two"]
+
+
+class ParameterError(ValueError):
+    """Bad user input.  The message is one line naming the parameter and what is allowed."""
+
+
+def integer(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` as an ``int`` or raise ``ParameterError`` naming ``name`` and the range."""
+    allowed = _range_text("an integer", minimum, maximum)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    value = int(value)
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise ParameterError(f"{name} must be {allowed}, got {value}")
+    return value
+
+
+def real(
+    name: str,
+    value,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_minimum: bool = False,
+) -> float:
+    """Return ``value`` as a finite ``float`` in range or raise ``ParameterError`` naming ``name``."""
+    lower = None if minimum is None else (f"> {minimum:g}" if open_minimum else f">= {minimum:g}")
+    parts = [p for p in (lower, None if maximum is None else f"<= {maximum:g}") if p]
+    allowed = "a finite number" + (" " + " and ".join(parts) if parts else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    too_low = minimum is not None and (value <= minimum if open_minimum else value < minimum)
+    if too_low or (maximum is not None and value > maximum):
+        raise ParameterError(f"{name} must be {allowed}, got {value:g}")
+    return value
+
+
+def choice(name: str, value, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``, else raise ``ParameterError`` listing them."""
+    allowed = list(allowed)
+    if value not in allowed:
+        raise ParameterError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
+    return value
+
+
+def power_of_two(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` if it is an integer power of two in range, else raise ``ParameterError``."""
+    value = integer(name, value, minimum=minimum, maximum=maximum)
+    if value & (value - 1):
+        raise ParameterError(f"{name} must be a power of two (2, 4, 8, ...), got {value}")
+    return value
+
+
+def _range_text(kind: str, minimum, maximum) -> str:
+    if minimum is not None and maximum is not None:
+        return f"{kind} in [{minimum}, {maximum}]"
+    if minimum is not None:
+        return f"{kind} >= {minimum}"
+    if maximum is not None:
+        return f"{kind} <= {maximum}"
+    return kind

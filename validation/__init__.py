@@ -1,0 +1,1 @@
+"""Validation layer: real training runs and sweeps. May import numerics and theory."""
