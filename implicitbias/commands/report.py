@@ -25,8 +25,8 @@ def register(sub) -> None:
 def run(args) -> int:
     only = [s.strip() for s in args.only.split(",")] if args.only else None
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
-        path = build_report(
+        built = build_report(
             args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress
         )
-    print(path)
+    print(built.path)
     return 0

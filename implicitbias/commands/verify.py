@@ -1,0 +1,34 @@
+"""``implicitbias verify``: run the theorem checks only; exit 1 if any claim disagrees.
+
+Meant for other projects' CI: the exit status is 0 when every checked claim agrees (or is
+inconclusive), 1 when at least one disagrees, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+from implicitbias.figures import markdown_table
+from implicitbias import report
+from implicitbias.store import Store
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="run the theorem checks; exit 1 if any claim disagrees")
+    p.add_argument("--out", default=None, help="keep the checks' report here (default: a temporary folder)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    names = [n for n, mod in report.available_sections().items() if getattr(mod, "VERIFY", False)]
+    with Store(args.store) as store, tempfile.TemporaryDirectory() as tmp:
+        built = report.build_report(args.out or tmp, store, only=names, progress=not args.no_progress)
+    rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
+    print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
+    failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+        return 1
+    print(f"all {len(built.claims)} checked claims hold")
+    return 0
