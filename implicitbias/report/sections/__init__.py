@@ -1,0 +1,1 @@
+"""Report sections, one module each (see ``implicitbias.report``)."""

@@ -1,0 +1,101 @@
+"""Spec A, section 5, on a real network: deeper heads lower the effective rank of the mean logits,
+wider heads raise it (ResNet-20 body + deep linear head, offline digits, CPU size).
+
+Also: the geometry recorded per run equals its closed-form values on an exactly collapsed
+simplex-ETF network, and the aligned ("Hadamard-like") head start has equal, aligned singular values.
+"""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from implicitbias.cli import main
+from implicitbias.theory.params import ParameterError
+from implicitbias.validation import head_rank as hr
+from implicitbias.validation.models import Head, Network
+
+TOLERANCE = 0.3  # effective-rank units every trend must exceed
+
+
+@pytest.fixture(scope="module")
+def digits_grid():
+    base = {"dataset": "digits", "epochs": 12, "batch_size": 256, "width": 0.25, "lr": 3e-3}
+    configs = hr.grid(base, depths=[1, 4], widths=[16, 64], seeds=[0, 1])
+    torch.set_num_threads(1)
+    records = [hr.execute(c) for c in configs]
+    return hr.summarise(configs, records)
+
+
+def test_rank_falls_with_depth_and_rises_with_width(digits_grid):
+    t = hr.trends(digits_grid, TOLERANCE)
+    assert len(t["depth"]["drops"]) == 2 and t["depth"]["holds"], t["depth"]
+    assert len(t["width"]["rises"]) == 1 and t["width"]["holds"], t["width"]
+    shallow = next(r for r in digits_grid if r["depth"] == 1)
+    assert shallow["train_acc_min"] > 0.95  # the shallow reference fits its training set
+
+
+def _collapsed_etf_network(K: int) -> tuple[Network, torch.Tensor, torch.Tensor]:
+    """Body: identity on one-hot inputs; head W_2 W_1 = I - 11^T/K (simplex ETF logits)."""
+    head = Head(K, K, depth=2, width=K).double()
+    with torch.no_grad():
+        head.layers[0].weight.copy_(torch.eye(K, dtype=torch.float64))
+        head.layers[1].weight.copy_(torch.eye(K, dtype=torch.float64) - 1.0 / K)
+    y = torch.arange(K).repeat(3)
+    x = torch.nn.functional.one_hot(y, K).double().reshape(len(y), K, 1, 1)
+    return Network(torch.nn.Flatten(), head).double(), x, y
+
+
+@pytest.mark.parametrize("K", [3, 5, 10])
+def test_geometry_on_collapsed_simplex_etf(K):
+    net, x, y = _collapsed_etf_network(K)
+    g = hr.head_geometry(net, x, y)
+    for name, value in g["logit_rank"].items():
+        assert value == pytest.approx(K - 1, abs=1e-9), name
+    assert g["layer_ranks"][0]["roy_vetterli"] == pytest.approx(K - 1, abs=1e-9)
+    assert g["nc"]["nc1"] == pytest.approx(0, abs=1e-12)
+    assert g["nc"]["nc4_agreement"] == 1.0 and g["train_acc"] == 1.0
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 5), st.integers(2, 12), st.integers(3, 20), st.floats(0.05, 2.0), st.integers(0, 2**16))
+def test_aligned_head_init_has_equal_aligned_singular_values(L, K, d, s, seed):
+    head = Head(d, K, depth=L, width=d).double()
+    hr.init_head_(head, "aligned", s, seed)
+    product = torch.eye(d, dtype=torch.float64)
+    for layer in head.layers:
+        product = layer.weight @ product
+    sv = torch.linalg.svdvals(product)
+    assert torch.allclose(sv[: min(K, d)], torch.full((min(K, d),), s**L, dtype=torch.float64), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "bad, name",
+    [({"head_init": "hadamardish"}, "head_init"), ({"weight_decay": 1e-3}, "weight_decay"),
+     ({"head_init_scale": -1.0}, "head_init_scale"), ({"head_depth": 0}, "head_depth")],
+)
+def test_bad_config_names_the_parameter(bad, name):
+    with pytest.raises(ParameterError, match=name):
+        hr.canonical_head_config({"dataset": "digits", **bad})
+
+
+def test_cli_bad_input_is_one_line(capsys):
+    assert main(["headrank", "--depths", "1,x"]) == 2
+    assert main(["headrank", "--head-init", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("Traceback" not in e for e in err)
+
+
+@pytest.mark.slow
+def test_fashion_mnist_rank_falls_with_depth():
+    """Real images (Debian's dataset-fashion-mnist): the report's full-tier grid, 4k training images."""
+    from implicitbias.report.sections.head_rank import GRIDS
+
+    ((base, axes),) = GRIDS["fashion_mnist"]
+    configs = hr.grid(base, **axes)
+    torch.set_num_threads(1)
+    rows = hr.summarise(configs, [hr.execute(c) for c in configs])
+    t = hr.trends(rows, 0.0)
+    assert t["depth"]["holds"], t["depth"]
+    assert np.mean(t["width"]["rises"]) > 0, t["width"]

@@ -1,0 +1,217 @@
+"""Spec A, section 5, on real networks: head depth and width against the effective rank of logits.
+
+A ResNet body (default ResNet-20) followed by a deep head of L weight matrices (L = ``head_depth``;
+with the body's features the head has N = L + 1 factors, as in the deep UFM), trained with
+unregularised cross-entropy on a training set it interpolates.  Along training (every
+``geometry_every`` epochs and at the end) the run records, on the training set in eval mode:
+
+- the effective rank of the mean-logit matrix Zbar (K x K, column k = mean logits of class k),
+  under every definition of ``implicitbias.numerics.rank`` (Roy–Vetterli primary);
+- the effective rank of the centred class-mean feature matrix at the input of every head layer
+  (M_l = [mu_c - mu_G]_c, K x d_l; l = 0 is the body's output);
+- NC1-NC4 of the last head layer's input features against the last weight matrix W_L.
+
+Spec A predicts: the rank of Zbar falls as the head deepens (depth's low-rank bias), rises with
+width, and lower rank goes with worse test accuracy.
+
+Head initialisation (``head_init``): ``he`` (sigma_w x He normal, as the body), ``small``
+(the He draw times ``head_init_scale``: the small-initialisation regime of the deep-UFM
+dynamics), or ``aligned`` (a Hadamard-like spectral start: W_l = s R_l R_{l-1}^T with random
+orthogonal R_l of the run's seed, so the head's singular vectors are aligned layer to layer and
+all its singular values equal s = ``head_init_scale``, the NC direction of the deep-UFM ODEs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+
+from implicitbias.numerics.nc_metrics import nc_metrics
+from implicitbias.numerics.rank import effective_ranks
+from implicitbias.theory import params
+from implicitbias.validation.run import Trainer, build, canonical_config, dataset_for, resolve_device, train
+
+__all__ = ["KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute"]
+
+KIND = "validation.head_rank"
+HEAD_INITS = ("he", "small", "aligned")
+HEAD_DEFAULTS = {"head_init": "he", "head_init_scale": 1.0, "geometry_every": 0}
+RUN_DEFAULTS = {"arch": "resnet20", "optimizer": "adam", "lr": 1e-3, "weight_decay": 0.0}
+
+
+def canonical_head_config(config: Mapping) -> dict:
+    """The run config (``implicitbias.validation.run``) plus the head keys, checked."""
+    own = {k: config.get(k, v) for k, v in HEAD_DEFAULTS.items()}
+    base = canonical_config({**RUN_DEFAULTS, **{k: v for k, v in config.items() if k not in HEAD_DEFAULTS}})
+    if base["weight_decay"] != 0:
+        raise params.ParameterError("weight_decay must be 0 for the head-rank runs (Spec A trains without regularisation)")
+    params.choice("head_init", own["head_init"], HEAD_INITS)
+    own["head_init_scale"] = params.real("head_init_scale", own["head_init_scale"], minimum=0, open_minimum=True)
+    own["geometry_every"] = params.integer("geometry_every", own["geometry_every"], minimum=0)
+    return {**base, **own}
+
+
+@torch.no_grad()
+def init_head_(head: torch.nn.Module, kind: str, scale: float, seed: int) -> None:
+    """Re-initialise the head's kernels in place (see module docstring for ``kind``)."""
+    params.choice("head_init", kind, HEAD_INITS)
+    layers = list(head.layers)
+    if kind == "small":
+        for layer in layers:
+            layer.weight.mul_(scale)
+    elif kind == "aligned":
+        gen = torch.Generator().manual_seed(int(seed))
+        dims = [layers[0].in_features] + [layer.out_features for layer in layers]
+        # R_l: a random orthogonal basis of R^{d_l} (QR of a Gaussian draw), one per interface.
+        bases = [torch.linalg.qr(torch.randn(d, d, generator=gen, dtype=torch.float64))[0] for d in dims]
+        for layer, r_in, r_out in zip(layers, bases[:-1], bases[1:]):
+            k = min(r_in.shape[0], r_out.shape[0])
+            w = scale * r_out[:, :k] @ r_in[:, :k].T
+            layer.weight.copy_(w.to(layer.weight))
+
+
+def _class_means(h: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
+    return np.stack([h[y == c].mean(axis=0) for c in range(K)])
+
+
+@torch.no_grad()
+def head_geometry(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 2048) -> dict:
+    """Effective ranks of Zbar and of the class-mean features at every head layer; NC1-NC4; accuracy."""
+    model.eval()
+    chunks = [model.head.features(model.body(x[i : i + batch])) for i in range(0, len(y), batch)]
+    feats = [torch.cat(parts).double().cpu().numpy() for parts in zip(*chunks)]
+    labels = y.cpu().numpy()
+    K = int(labels.max()) + 1
+    logits = feats[-1]
+    zbar = _class_means(logits, labels, K).T
+    layers = []
+    for h in feats[:-1]:
+        means = _class_means(h, labels, K)
+        layers.append(effective_ranks(means - means.mean(axis=0)))
+    w_last = model.head.layers[-1].weight.double().cpu().numpy() * model.head.scale
+    return {
+        "logit_rank": effective_ranks(zbar),
+        "layer_ranks": layers,
+        "nc": nc_metrics(feats[-2], labels, w_last).as_dict(),
+        "train_acc": float(np.mean(logits.argmax(axis=1) == labels)),
+    }
+
+
+def execute(config: Mapping, *, options: Mapping | None = None) -> dict:
+    """Train one head-rank run and return the forgetting-run record plus ``geometry`` rows."""
+    c = canonical_head_config(config)
+    options = dict(options or {})
+    if options.get("threads"):
+        torch.set_num_threads(params.integer("threads", options["threads"], minimum=1, maximum=1024))
+    device = resolve_device(options.get("device"))
+    data = dataset_for(c)
+    dtype = torch.float64 if c["precision"] == "float64" else torch.float32
+    model = build(c, data, device, dtype)
+    init_head_(model.head, c["head_init"], c["head_init_scale"], c["seed"])
+    x_train, y_train = data.x_train.to(device, dtype), data.y_train.to(device)
+    rows: list[dict] = []
+
+    def on_epoch(g: int, epoch: int, row: dict) -> None:
+        every = c["geometry_every"]
+        if epoch == c["epochs"] or (every and epoch % every == 0):
+            rows.append({"epoch": epoch, **head_geometry(model, x_train, y_train)})
+
+    (record,) = train([c], Trainer(model), data, device, on_epoch=on_epoch)
+    record["geometry"] = rows
+    final = rows[-1] if rows else head_geometry(model, x_train, y_train)
+    record["summary"].update(
+        logit_rank=final["logit_rank"]["roy_vetterli"],
+        logit_ranks=final["logit_rank"],
+        nc=final["nc"],
+        final_test_acc=record["history"][-1]["test_acc"],
+        final_train_acc=final["train_acc"],
+    )
+    return record
+
+
+def grid(base: Mapping, *, depths, widths, seeds, head_inits=("he",)) -> list[dict]:
+    """Configs of a head depth x width x seeds (x head init) sweep around ``base``, all checked.
+
+    A depth-1 head has no hidden layer, so its width is dropped (one run per seed, not per width).
+    """
+    configs = {}
+    for init in head_inits:
+        for L in depths:
+            for w in widths:
+                for s in seeds:
+                    c = canonical_head_config(
+                        {**base, "head_depth": L, "head_width": w if L > 1 else None, "seed": s, "head_init": init}
+                    )
+                    configs[repr(sorted(c.items()))] = c
+    if not configs:
+        raise params.ParameterError("depths, widths and seeds must each hold at least one value")
+    return list(configs.values())
+
+
+def run_grid(configs: list[dict], store, *, executor=None, progress: bool = True) -> list[dict]:
+    """Records of every config (cached in ``store``, resumable, through ``executor``)."""
+    return store.map(KIND, execute, configs, executor=executor, progress=progress, desc="head rank")
+
+
+def summarise(configs: list[dict], records: list[dict]) -> list[dict]:
+    """One row per (head_init, depth, width): mean and spread over seeds of rank and accuracy."""
+    cells: dict[tuple, list[dict]] = {}
+    for c, r in zip(configs, records):
+        if r["status"] == "done":
+            cells.setdefault((c["head_init"], c["head_depth"], c["head_width"]), []).append(r["summary"])
+    rows = []
+    for (init, L, w), runs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
+        rank = np.array([s["logit_rank"] for s in runs])
+        acc = np.array([s["final_test_acc"] for s in runs])
+        rows.append({
+            "head_init": init, "depth": L, "width": w, "seeds": len(runs),
+            "rank_mean": float(rank.mean()), "rank_std": float(rank.std()),
+            "test_acc_mean": float(acc.mean()),
+            "train_acc_min": float(min(s["final_train_acc"] for s in runs)),
+            "nc1_mean": float(np.mean([s["nc"]["nc1"] for s in runs])),
+        })
+    return rows
+
+
+def trends(rows: list[dict], tolerance: float = 0.0) -> dict[str, dict]:
+    """End-to-end changes and Spearman correlations of the rank with depth and width, and accuracy.
+
+    ``depth``: for each (init, width), rank at the shallowest minus rank at the deepest head
+    (positive = falls with depth; the depth-1 head, which has no hidden width, starts every
+    line); ``width``: for each (init, depth >= 2), rank at the widest minus at the narrowest
+    head (positive = rises with width); ``accuracy``: Spearman rho of test accuracy against rank
+    over all cells.  A trend "holds" when every difference exceeds ``tolerance``.
+    """
+    from scipy.stats import spearmanr
+
+    def line_stats(lines):
+        diffs, rhos = [], []
+        for line in lines:
+            line = sorted(line)
+            if len(line) >= 2:
+                diffs.append(line[0][1] - line[-1][1])
+                rhos.append(float(spearmanr([p[0] for p in line], [p[1] for p in line]).statistic))
+        return diffs, rhos
+
+    inits = sorted({r["head_init"] for r in rows})
+    widths = sorted({r["width"] for r in rows if r["width"] is not None})
+    depth_lines = [
+        [(r["depth"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["width"] in (w, None)]
+        for i in inits for w in widths
+    ]
+    width_lines = [
+        [(r["width"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["depth"] == L]
+        for i in inits for L in sorted({r["depth"] for r in rows if r["depth"] > 1})
+    ]
+    d_diff, d_rho = line_stats(depth_lines)
+    w_diff, w_rho = line_stats(width_lines)
+    w_diff = [-x for x in w_diff]
+    ranks, accs = [r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows]
+    acc_rho = float(spearmanr(ranks, accs).statistic) if len(rows) > 2 else float("nan")
+    return {
+        "depth": {"drops": d_diff, "rho": d_rho, "holds": bool(d_diff) and min(d_diff) > tolerance},
+        "width": {"rises": w_diff, "rho": w_rho, "holds": bool(w_diff) and min(w_diff) > tolerance},
+        "accuracy": {"rho": acc_rho, "holds": bool(acc_rho > 0)},
+    }
