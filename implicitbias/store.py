@@ -204,14 +204,20 @@ class Store:
                     results[i] = self._finish(kind, configs[i], fn(configs[i]))
                     bar.update()
             else:
-                futures = {}
+                pending: dict = {}
+
+                def harvest(futures) -> None:
+                    for fut in futures:
+                        i = pending.pop(fut)
+                        results[i] = self._finish(kind, configs[i], fut.result())
+                        bar.update()
+
                 for i in todo:
                     self.mark_running(kind, configs[i])
-                    futures[executor.submit(fn, configs[i])] = i
-                for fut in as_completed(futures):
-                    i = futures[fut]
-                    results[i] = self._finish(kind, configs[i], fut.result())
-                    bar.update()
+                    pending[executor.submit(fn, configs[i])] = i
+                    # store whatever has finished already (all of it for an in-process executor)
+                    harvest([f for f in pending if f.done()])
+                harvest(as_completed(list(pending)))
         finally:
             bar.close()
         return results  # type: ignore[return-value]

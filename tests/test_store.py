@@ -64,3 +64,17 @@ def test_map_through_executors(store, kind):
     with open_executor(kind, workers=2) as ex:
         recs = store.map("sq", _square, [{"x": i} for i in range(4)], executor=ex, progress=False)
     assert [r["value"] for r in recs] == [0, 1, 4, 9]
+
+
+def _fails_on_three(config):
+    if config["x"] == 3:
+        raise RuntimeError("boom")
+    return {"value": config["x"]}
+
+
+@pytest.mark.parametrize("kind", ["inline", "process"])
+def test_completed_cells_are_kept_when_a_later_cell_fails(store, kind):
+    with open_executor(kind, workers=1) as ex, pytest.raises(RuntimeError, match="boom"):
+        store.map("f", _fails_on_three, [{"x": i} for i in range(5)], executor=ex, progress=False)
+    assert [store.status("f", {"x": i}) for i in range(3)] == ["done"] * 3
+    assert store.status("f", {"x": 3}) == "running"
