@@ -1,8 +1,9 @@
-"""Executors that run sweep cells: in-process, a local process pool, or Dask distributed.
+"""Executors that run sweep cells: in-process, a local process pool, Dask distributed, or SLURM.
 
 Every executor here is a ``concurrent.futures.Executor``, so a sweep is written once against
-that interface (``Store.map``) and runs unchanged on one core, on all local cores, or on a
-Dask cluster (``distributed.Client.get_executor``).
+that interface (``Store.map``) and runs unchanged on one core, on all local cores (one worker
+per GPU where GPUs exist), on a Dask cluster (``distributed.Client.get_executor``) or on a SLURM
+cluster through dask-jobqueue.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from implicitbias.theory import params
 
 __all__ = ["InlineExecutor", "open_executor", "EXECUTORS"]
 
-EXECUTORS = ("inline", "process", "dask")
+EXECUTORS = ("inline", "process", "dask", "slurm")
 
 
 class InlineExecutor(Executor):
@@ -42,9 +43,13 @@ def open_executor(
     """Open an executor by name and close it (and any cluster it started) afterwards.
 
     ``inline``: this process.  ``process``: a spawn-context process pool with ``workers``
-    processes (default: CPU count).  ``dask``: ``distributed.Client(address)`` when an
-    address is given, else a fresh ``LocalCluster`` with ``workers`` single-threaded worker
-    processes; yields ``client.get_executor()``.
+    processes (default: one per visible GPU, each pinned to its GPU through
+    ``CUDA_VISIBLE_DEVICES``; without GPUs the CPU count).  ``dask``:
+    ``distributed.Client(address)`` when an address is given, else a fresh ``LocalCluster`` with
+    ``workers`` single-threaded worker processes; yields ``client.get_executor()``.  ``slurm``:
+    a ``dask_jobqueue.SLURMCluster`` configured by the dask config (``jobqueue.slurm``: queue,
+    cores, memory, walltime, job_extra_directives...) scaled to ``workers`` jobs (default 1);
+    needs ``pip install implicitbias[slurm]``.
     """
     params.choice("executor", kind, EXECUTORS)
     if workers is not None:
@@ -53,8 +58,25 @@ def open_executor(
         yield InlineExecutor()
     elif kind == "process":
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
+        gpus = _gpu_count()
+        pin = {}
+        if gpus:
+            queue = ctx.Queue()
+            for i in range(workers or gpus):
+                queue.put(i % gpus)
+            pin = {"initializer": _pin_gpu, "initargs": (queue,)}
+        with ProcessPoolExecutor(max_workers=workers or gpus or os.cpu_count(), mp_context=ctx, **pin) as pool:
             yield pool
+    elif kind == "slurm":
+        try:
+            from dask_jobqueue import SLURMCluster
+        except ImportError:
+            raise params.ParameterError("executor slurm needs dask-jobqueue: pip install 'implicitbias[slurm]'") from None
+        from distributed import Client
+
+        with SLURMCluster() as cluster, Client(cluster) as client:
+            cluster.scale(jobs=workers or 1)
+            yield client.get_executor()
     else:
         from distributed import Client, LocalCluster
 
@@ -72,3 +94,15 @@ def open_executor(
                 Client(cluster) as client,
             ):
                 yield client.get_executor()
+
+
+def _gpu_count() -> int:
+    """Visible CUDA devices (torch counts them through NVML, without initialising CUDA here)."""
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def _pin_gpu(queue) -> None:
+    """Process-pool initializer: this worker sees only the GPU it takes from ``queue``."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(queue.get())

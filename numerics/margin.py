@@ -69,8 +69,16 @@ def unit_margin(Z: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
     return np.asarray(Z, dtype=float) / gamma
 
 
-def schatten_objective(Z: np.ndarray, p: float) -> float:
-    """S_p(Z) = sum_i sigma_i(Z)^p, singular values from an SVD (p > 0)."""
+def schatten_objective(Z: np.ndarray, p: float, rtol: float = 0.0) -> float:
+    """S_p(Z) = sum_i sigma_i(Z)^p, singular values from an SVD (p > 0).
+
+    Singular values <= rtol * sigma_1 count as zero.  For small p the rounding-level singular
+    values of an exactly low-rank matrix (~1e-16 sigma_1) would otherwise add (1e-16)^p each,
+    which is not small (0.004 at p = 0.15); ``rtol = max(shape) * machine epsilon`` is numpy's
+    ``matrix_rank`` tolerance.
+    """
     p = params.real("p", p, minimum=0, open_minimum=True)
+    rtol = params.real("rtol", rtol, minimum=0, maximum=1)
     s = np.linalg.svd(np.asarray(Z, dtype=float), compute_uv=False)
+    s = s[s > rtol * s[0]] if s.size and s[0] > 0 else s
     return float(np.sum(s**p))

@@ -1,0 +1,48 @@
+"""``implicitbias clocks``: the forgetting clocks T_SGD, T_L2, T_adapt per epoch and cumulative."""
+
+from __future__ import annotations
+
+from implicitbias.figures import markdown_table
+from implicitbias.theory.clocks import (
+    CLOCKS,
+    OPTIMIZERS,
+    forgetting_clocks,
+    steps_per_epoch,
+)
+from implicitbias.theory.schedules import SCHEDULES, schedule
+
+
+def register(sub) -> None:
+    p = sub.add_parser("clocks", help="print the forgetting clocks of a training run (per epoch and cumulative)")
+    p.add_argument("--optimizer", default="sgd", help="one of " + ", ".join(OPTIMIZERS))
+    p.add_argument("--lr", type=float, default=0.1, help="peak learning rate (default 0.1)")
+    p.add_argument("--schedule", default="constant", help="one of " + ", ".join(SCHEDULES))
+    p.add_argument("--warmup", type=float, default=None, help="warm-up fraction (schedule warmup)")
+    p.add_argument("--after", default=None, help="after warm-up: constant or cosine")
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--n-train", type=int, default=45000, help="training-set size N (default 45000)")
+    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--weight-decay", type=float, default=0.0, help="lambda of T_L2 (default 0)")
+    p.add_argument("--drop-last", action="store_true", help="floor(N/b) steps per epoch instead of ceil")
+    p.add_argument("--every", type=int, default=None, help="print every k-th epoch (default: about 20 rows)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
+    kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
+    eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)
+    clocks = forgetting_clocks(
+        args.optimizer, eta, args.batch_size, args.n_train, args.epochs, args.weight_decay, args.drop_last
+    )
+    every = args.every or max(1, clocks.epochs // 20)
+    rows = [r for r in clocks.rows() if r[0] % every == 0 or r[0] in (1, clocks.epochs)]
+    header = ["epoch", *(f"{c}/epoch" for c in CLOCKS), *CLOCKS]
+    print(
+        f"{args.optimizer}, {args.schedule} lr {args.lr:g}, b = {args.batch_size}, N = {args.n_train}, "
+        f"{spe} steps/epoch, lambda = {args.weight_decay:g}"
+    )
+    print(markdown_table(header, [[r[0], *(f"{v:.4g}" for v in r[1:])] for r in rows]))
+    total = ", ".join(f"{c} = {v:.4g}" for c, v in clocks.total.items())
+    print(f"total: {total}; governing clock for {args.optimizer}: {clocks.governing}")
+    return 0

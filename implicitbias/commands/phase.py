@@ -1,0 +1,49 @@
+"""``implicitbias phase``: the (K, L) phase diagram of the deep-UFM max-margin problem P(K, L).
+
+Writes, into ``--out``: ``phase_cells.csv`` (one row per cell: verdict, best structure, rank,
+objective, certificate), ``phase_heatmap.png`` (+ its CSV; verdict and best rank),
+``phase_boundary.csv`` and ``phase.md`` (cells table and boundary L*(K)).  Cells are cached in
+the store, so a rerun (or a larger grid) only computes what is missing.  Depth L counts weight
+matrices (N = L + 1 factors including the features).
+"""
+
+from __future__ import annotations
+
+from implicitbias.executors import EXECUTORS, open_executor
+from implicitbias.numerics.phase import boundary, phase_configs, phase_diagram
+from implicitbias.report.sections.phase import boundary_markdown, write_outputs
+from implicitbias.store import Store
+from implicitbias.theory import params
+
+
+def register(sub) -> None:
+    p = sub.add_parser("phase", help="phase diagram of P(K, L): where NC stops being optimal")
+    p.add_argument("--kmin", type=int, default=2, help="smallest number of classes (default 2)")
+    p.add_argument("--kmax", type=int, default=32, help="largest number of classes (default 32)")
+    p.add_argument("--lmax", type=int, default=12, help="largest integer depth L (default 12)")
+    p.add_argument("--depths", default="", help="extra real depths, comma-separated (e.g. 1.5,2.5)")
+    p.add_argument("--effort", type=int, default=1, help="search effort: starts per cell grow with it (default 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="phase", help="output folder (default ./phase)")
+    p.add_argument("--executor", default="process", choices=EXECUTORS)
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _depths(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise params.ParameterError(f"depths must be comma-separated numbers >= 1, got {text!r}") from None
+
+
+def run(args) -> int:
+    configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, _depths(args.depths), kmin=args.kmin)
+    with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
+        records = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)
+    paths = write_outputs(records, args.out)
+    print(boundary_markdown(boundary(records)))
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    return 0

@@ -1,0 +1,55 @@
+"""``implicitbias sweep SPEC``: run a forgetting sweep (TOML spec) into the store, resumably."""
+
+from __future__ import annotations
+
+from implicitbias.executors import EXECUTORS, open_executor
+from implicitbias.store import Store
+from implicitbias.theory import params
+from implicitbias.validation.sweep import load_spec, packaged_specs, run_sweep, sweep_status
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="run a sigma_w sweep from a TOML spec (cached, resumable, parallel)",
+        description="Run every missing run of SPEC (a TOML file or a packaged spec: "
+        + ", ".join(sorted(packaged_specs()))
+        + "). Finished runs are skipped; a killed sweep resumes where it stopped.",
+    )
+    p.add_argument("spec", help="TOML spec file or packaged spec name")
+    p.add_argument("--executor", default="inline", choices=EXECUTORS, help="where runs execute (default inline)")
+    p.add_argument("--workers", type=int, default=None, help="process/dask workers (default: CPU count)")
+    p.add_argument("--address", default=None, help="Dask scheduler address (default: a fresh LocalCluster)")
+    p.add_argument("--device", default=None, help="torch device for the runs (default: the spec's, else cuda if available)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads per run")
+    p.add_argument("--batched", action="store_true", help="train each sigma_w group as one vectorised model")
+    p.add_argument("--dry-run", action="store_true", help="validate and count the runs, train nothing")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    spec = load_spec(args.spec)
+    if args.threads is not None:
+        spec.options["threads"] = params.integer("threads", args.threads, minimum=1, maximum=1024)
+    if args.device is not None:
+        spec.options["device"] = args.device
+    if args.batched:
+        spec.options["batched"] = True
+    with Store(args.store) as store:
+        status = sweep_status(spec, store)
+        print(
+            f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
+            f"{status['partial']} interrupted (rerun), {status['missing']} to run",
+            flush=True,
+        )
+        if args.dry_run:
+            return 0
+        # inline runs go through no executor, so their epoch rows reach the store as they happen
+        with open_executor(args.executor, args.workers, args.address) as executor:
+            records = run_sweep(
+                spec, store, executor=None if args.executor == "inline" else executor, progress=not args.no_progress
+            )
+    diverged = sum(r["status"] == "diverged" for r in records)
+    print(f"sweep {spec.name}: {len(records)} runs done ({diverged} diverged); store {store.path}")
+    return 0

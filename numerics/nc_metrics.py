@@ -1,0 +1,93 @@
+"""Neural-collapse metrics NC1-NC4 (Papyan, Han, Donoho 2020) for features, labels, classifier.
+
+Inputs: features H (n_samples x d), integer labels y in 0..K-1 (every class present), classifier
+W (K x d) and optional bias b (K,).  With class means mu_c, global mean mu_G, centred means
+M = [mu_c - mu_G]_c (K x d):
+
+    Sigma_W = (1/n_samples) sum_i (h_i - mu_{y_i})(h_i - mu_{y_i})^T,
+    Sigma_B = (1/K) sum_c (mu_c - mu_G)(mu_c - mu_G)^T
+    NC1 = tr(Sigma_W Sigma_B^+) / K, Sigma_B^+ the rank-(K-1) pseudo-inverse (top K-1 eigenpairs;
+          a full pinv inverts numerical noise in the null direction)
+    NC2 = || M M^T / ||M M^T||_F - (I - 11^T/K)/sqrt(K-1) ||_F   (distance to the simplex ETF Gram;
+          Zhu et al. 2021), with the Papyan parts equinorm = std/mean of ||mu_c - mu_G|| and
+          equiangularity = mean_{c != c'} |cos(mu_c - mu_G, mu_c' - mu_G) + 1/(K-1)|
+    NC3 = || W^T/||W||_F - M^T/||M||_F ||_F   (self-duality)
+    NC4 = fraction of samples with argmax_c (W h + b)_c = argmin_c ||h - mu_c||  (agreement)
+
+Exact simplex ETF with collapsed features and W = M: NC1 = NC2 = NC3 = 0, NC4 = 1.  Regular K-gon
+(rank 2, K >= 3, collapsed, W = M): NC1 = NC3 = 0, NC4 = 1 and NC2 = sqrt(2 - 2 sqrt(2/(K-1))).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from implicitbias.theory import params
+
+__all__ = ["NCMetrics", "nc_metrics"]
+
+
+@dataclass
+class NCMetrics:
+    nc1: float
+    nc2: float
+    nc2_equinorm: float
+    nc2_equiangularity: float
+    nc3: float
+    nc4_agreement: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _finite(name: str, a) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    if not np.isfinite(a).all():
+        raise params.ParameterError(f"{name} must be finite, got non-finite entries")
+    return a
+
+
+def nc_metrics(H, y, W, b=None) -> NCMetrics:
+    """NC1-NC4 of features ``H`` (n_samples x d), labels ``y``, classifier ``W`` (K x d), bias ``b``."""
+    H = _finite("H", H)
+    W = _finite("W", W)
+    y = np.asarray(y)
+    if H.ndim != 2 or W.ndim != 2 or W.shape[1] != H.shape[1]:
+        raise params.ParameterError(f"H must be n_samples x d and W K x d, got {H.shape} and {W.shape}")
+    K = params.integer("K", W.shape[0], minimum=2)
+    if y.shape != (H.shape[0],) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= K:
+        raise params.ParameterError(f"y must hold one integer label in 0..{K - 1} per row of H")
+    if len(np.unique(y)) != K:
+        raise params.ParameterError("y must contain every class at least once")
+    b = np.zeros(K) if b is None else _finite("b", b).reshape(K)
+
+    means = np.stack([H[y == c].mean(axis=0) for c in range(K)])
+    M = means - means.mean(axis=0)
+    within = H - means[y]
+    sigma_w = within.T @ within / H.shape[0]
+    sigma_b = M.T @ M / K
+    evals, evecs = np.linalg.eigh(sigma_b)
+    top, vecs = evals[-(K - 1) :], evecs[:, -(K - 1) :]
+    keep = top > top.max() * 1e-12
+    pinv = (vecs[:, keep] / top[keep]) @ vecs[:, keep].T
+    nc1 = float(np.trace(sigma_w @ pinv) / K)
+
+    gram = M @ M.T
+    etf = (np.eye(K) - 1.0 / K) / np.sqrt(K - 1)
+    nc2 = float(np.linalg.norm(gram / np.linalg.norm(gram) - etf))
+    norms = np.linalg.norm(M, axis=1)
+    cos = gram / np.outer(norms, norms)
+    off = ~np.eye(K, dtype=bool)
+    nc3 = float(np.linalg.norm(W / np.linalg.norm(W) - M / np.linalg.norm(M)))
+    predicted = np.argmax(H @ W.T + b, axis=1)
+    nearest = np.argmin(((H[:, None, :] - means[None, :, :]) ** 2).sum(-1), axis=1)
+    return NCMetrics(
+        nc1=nc1,
+        nc2=nc2,
+        nc2_equinorm=float(norms.std() / norms.mean()),
+        nc2_equiangularity=float(np.mean(np.abs(cos[off] + 1.0 / (K - 1)))),
+        nc3=nc3,
+        nc4_agreement=float(np.mean(predicted == nearest)),
+    )

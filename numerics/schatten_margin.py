@@ -1,0 +1,390 @@
+"""Solver for the deep-UFM max-margin problem P(K, L) in logit space (Spec A, section 1).
+
+Depth L counts weight matrices; the features are one more factor, N = L + 1, p = 2/(L + 1):
+
+    P(K, L):  minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p  s.t.  Zbar_kk - Zbar_ck >= 1 (c != k).
+
+L = 1 (p = 1) is the convex nuclear-norm problem, solved by cvxpy (``nuclear_norm_optimum``) with
+a certified lower bound from its dual.  For L > 1 (any real L) ``solve_margin_problem`` runs a
+multi-start local optimisation of a smooth reformulation:
+
+- Variables: the gaps g_ck = Zbar_kk - Zbar_ck (c != k), with bounds g_ck >= 1, which are exactly
+  the margin constraints.  Zbar = P G(g) with G_kk = 0, G_ck = -g_ck and P = I - 11^T/K (centring
+  costs nothing: it leaves margins unchanged and can only shrink singular values).
+- Objective: the smoothed spectral function sum_i phi_eps(sigma_i^2) with
+  phi_eps(x) = (x + eps)^(p/2), eps lowered along a continuation schedule (each stage warm
+  started); gradient P U diag(2 sigma phi'(sigma^2)) V^T from one SVD.  p = 0 selects the
+  L -> infinity objective ordered by rank, then sum log sigma (Theorem 3.2):
+  phi_eps(x) = log(x + eps)/2, under which each vanishing singular value costs log(eps)/2, so
+  lower rank dominates and, at equal rank, sum log sigma decides.
+- Minimiser: L-BFGS-B (scipy), which keeps the bounds exactly.
+- Starts: structured (cross-polytope, K-gon), rank-constrained (Gram matrices of r random unit
+  vectors, r in a range; softmax codes at higher effort) and a perturbed NC; all seeded.
+
+Every returned matrix is re-verified by ``verify``: margins recomputed, rescaled to minimum margin
+exactly 1, objective and rank from an SVD (singular values below numpy's ``matrix_rank``
+tolerance K eps sigma_1 count as zero), structure named from invariants only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+from scipy.optimize import minimize
+
+from implicitbias.numerics.codes import (
+    CODES,
+    centre_columns,
+    class_vectors,
+    identify_structure,
+    numerical_rank,
+    pair_margin_constraint,
+    simplex_etf,
+    single_threaded,
+    softmax_code,
+)
+from implicitbias.numerics.margin import margins, min_margin, schatten_objective, unit_margin
+from implicitbias.theory import params
+
+__all__ = [
+    "MarginSolution",
+    "SolveResult",
+    "verify",
+    "polish",
+    "refine_fixed_rank",
+    "default_starts",
+    "solve_margin_problem",
+    "solve_schatten",
+    "nuclear_norm_optimum",
+    "nuclear_norm_dual_bound",
+    "feasible_directions",
+    "nc_directional_slopes",
+    "EPS_SCHEDULE",
+]
+
+EPS_SCHEDULE = (1e-2, 1e-4, 1e-7)  # continuation of the smoothing, relative to unit margins
+MAX_DIMENSION = 256  # K above this: the dense K x K SVD per step is too slow to be useful
+REFINE_MAX_VARIABLES = 100  # dense SLSQP of the fixed-rank refinement stays below a few seconds
+
+
+@dataclass
+class MarginSolution:
+    """A re-verified feasible Zbar: unit margin, objective and rank recomputed from its SVD.
+
+    ``objective`` is S_p for p > 0 and sum log sigma over the numerical rank for p = 0 (then
+    solutions compare by ``key`` = (rank, objective)).
+    """
+
+    Z: np.ndarray
+    p: float
+    objective: float
+    margin: float
+    rank: int
+    singular_values: list[float]
+    structure: str
+    start: str
+
+    @property
+    def key(self) -> tuple:
+        return (self.rank, self.objective) if self.p == 0 else (self.objective,)
+
+    def summary(self) -> dict:
+        """JSON-ready record (the explicit matrix included)."""
+        return {
+            "structure": self.structure,
+            "objective": self.objective,
+            "rank": self.rank,
+            "margin": self.margin,
+            "singular_values": self.singular_values,
+            "start": self.start,
+            "Z": self.Z.tolist(),
+        }
+
+
+@dataclass
+class SolveResult:
+    """Solutions of all starts (best first) and the search effort behind them."""
+
+    K: int
+    p: float
+    solutions: list[MarginSolution]
+    starts: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    @property
+    def best(self) -> MarginSolution:
+        return self.solutions[0]
+
+
+def verify(Z: np.ndarray, p: float, start: str = "given") -> MarginSolution:
+    """Re-verify a candidate: recompute margins, rescale to minimum margin exactly 1, SVD.
+
+    Raises ``ValueError`` if Zbar does not separate the classes.
+    """
+    Z = unit_margin(np.asarray(Z, dtype=float))
+    s = np.linalg.svd(Z, compute_uv=False)
+    r = numerical_rank(s)
+    rtol = max(Z.shape) * np.finfo(float).eps
+    value = float(np.sum(np.log(s[:r]))) if p == 0 else schatten_objective(Z, p, rtol=rtol)
+    return MarginSolution(
+        Z=Z,
+        p=float(p),
+        objective=value,
+        margin=float(margins(Z).min()),
+        rank=r,
+        singular_values=s.tolist(),
+        structure=identify_structure(Z)["name"],
+        start=start,
+    )
+
+
+def _penalty(p: float, eps: float):
+    """phi_eps and its derivative: (x + eps)^(p/2), or log(x + eps)/2 when p = 0."""
+    if p == 0:
+        return (lambda x: 0.5 * np.log(x + eps)), (lambda x: 0.5 / (x + eps))
+    return (lambda x: (x + eps) ** (p / 2)), (lambda x: (p / 2) * (x + eps) ** (p / 2 - 1))
+
+
+@single_threaded
+def polish(
+    Z0: np.ndarray, p: float, start: str = "given", eps_schedule=EPS_SCHEDULE, maxiter: int = 300
+) -> MarginSolution:
+    """Local minimisation of P from a separating Z0 (any scale), re-verified.
+
+    After the continuation, every SVD truncation of the result that still separates the classes
+    is re-verified too (the smoothing leaves singular values of order sqrt(eps) where the
+    true objective wants zeros); the best of these and of Z0 itself is returned, so polishing
+    never returns a worse matrix than its start.  The gap parametrisation with L-BFGS-B bounds is
+    written by hand because no library solves Schatten-quasi-norm problems over polyhedra; scipy
+    does the minimisation.
+    """
+    Z0 = unit_margin(centre_columns(Z0))
+    K = Z0.shape[0]
+    off = ~np.eye(K, dtype=bool)
+    g = np.maximum((np.diag(Z0)[None, :] - Z0)[off], 1.0)
+
+    def build(g):
+        G = np.zeros((K, K))
+        G[off] = -g
+        return centre_columns(G)
+
+    for eps in eps_schedule:
+        phi, dphi = _penalty(p, eps)
+
+        def f(g, phi=phi, dphi=dphi):
+            U, s, Vt = np.linalg.svd(build(g))
+            dZ = (U * (2 * s * dphi(s * s))) @ Vt
+            return float(np.sum(phi(s * s))), -centre_columns(dZ)[off]
+
+        g = minimize(
+            f,
+            g,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(1.0, None)] * g.size,
+            options={"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-9},
+        ).x
+    return min((verify(Z, p, start) for Z in [Z0, *_truncations(build(g))]), key=lambda s: s.key)
+
+
+def _truncations(Z: np.ndarray) -> list[np.ndarray]:
+    """Z and its rank-r SVD truncations (r >= 1) that still separate the classes."""
+    U, s, Vt = np.linalg.svd(Z)
+    out = []
+    for r in range(1, numerical_rank(s) + 1):
+        Zr = (U[:, :r] * s[:r]) @ Vt[:r]
+        if min_margin(Zr) > 0:
+            out.append(Zr)
+    return out or [Z]
+
+
+@single_threaded
+def refine_fixed_rank(sol: MarginSolution, maxiter: int = 300) -> MarginSolution:
+    """Refine a solution at its rank r with the exact (unsmoothed) objective; never worse.
+
+    Zbar = A B^T with A, B in R^{K x r} started from the balanced factors; the objective
+    sum_{i <= r} phi(sigma_i) with phi(s) = s^p (p = 0: log s) is smooth while the r singular
+    values stay positive, with gradient G = U_r diag(phi'(sigma)) V_r^T in Zbar, hence G B in A
+    and G^T A in B.  SLSQP with the margin constraints (A B^T)_kk - (A B^T)_ck >= 1.  Dense:
+    meant for 2 K r up to a few hundred variables.
+    """
+    K, r, p = sol.Z.shape[0], sol.rank, sol.p
+    A, B = class_vectors(sol.Z)
+    n = K * r
+    gaps, gaps_jac = pair_margin_constraint(K, r)
+
+    def f(x):
+        A, B = x[:n].reshape(K, r), x[n:].reshape(K, r)
+        U, s, Vt = np.linalg.svd(A @ B.T)
+        s = np.maximum(s[:r], 1e-300)
+        val, dphi = (np.log(s).sum(), 1 / s) if p == 0 else ((s**p).sum(), p * s ** (p - 1))
+        G = (U[:, :r] * dphi) @ Vt[:r]
+        return float(val), np.concatenate([(G @ B).ravel(), (G.T @ A).ravel()])
+
+    res = minimize(
+        f,
+        np.concatenate([A.ravel(), B.ravel()]),
+        jac=True,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda x: gaps(x) - 1.0, "jac": gaps_jac}],
+        options={"maxiter": maxiter, "ftol": 1e-15},
+    )
+    if not np.all(np.isfinite(res.x)):
+        return sol
+    Z = res.x[:n].reshape(K, r) @ res.x[n:].reshape(K, r).T
+    if min_margin(Z) <= 0:
+        return sol
+    return min(sol, verify(Z, p, f"{sol.start}+rank-{r}"), key=lambda s: s.key)
+
+
+def _random_gram(K: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    """Gram matrix of K random unit vectors in R^r: rank r, margin 1 - max cos > 0 (a.s.)."""
+    X = rng.standard_normal((K, r))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X @ X.T
+
+
+def _ranks(K: int, effort: int) -> list[int]:
+    """Ranks of the random rank-constrained starts: 2 effort ranks spread over [K/5, K - 1]."""
+    if K <= 3:
+        return []
+    lo = max(3, K // 5)
+    return sorted({round(x) for x in np.geomspace(lo, K - 1, min(2 * effort, K - lo))})
+
+
+def default_starts(K: int, effort: int = 1, seed=0, exclude: Sequence[str] = ()) -> list[tuple[str, np.ndarray, tuple]]:
+    """Starting matrices ``(label, Zbar, eps_schedule)`` for ``solve_schatten``.
+
+    effort 1: the cross-polytope and K-gon codes (polished with the last smoothing stage only,
+    so their exact low rank is kept) and one random rank-r Gram start, full continuation, for
+    each r in ``_ranks``; effort e uses 2e ranks and repeats the random starts e times;
+    effort >= 2 adds NC perturbed by a random feasible direction and e random rank-2 Gram starts
+    (last smoothing stage only, so they stay rank 2); effort >= 3 adds rank-3 and
+    rank-4 softmax codes.  Labels starting with a name in ``exclude`` are left out.
+    """
+    K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
+    effort = params.integer("effort", effort, minimum=1, maximum=100)
+    rng = np.random.default_rng(seed)
+    fine = EPS_SCHEDULE[-1:]
+    starts = [
+        (name, CODES[name](K), fine)
+        for name in ("cross_polytope", "kgon")
+        if K >= (3 if name == "cross_polytope" else 4)
+    ]
+    if effort >= 2:
+        starts.append(("nc+noise", simplex_etf(K) - 1e-2 * rng.random((K, K)) * (1 - np.eye(K)), fine))
+        starts += [(f"gram-r2#{rep}", _random_gram(K, 2, rng), fine) for rep in range(effort)]
+    for rep in range(effort):
+        starts += [(f"gram-r{r}#{rep}", _random_gram(K, r, rng), EPS_SCHEDULE) for r in _ranks(K, effort)]
+    if effort >= 3:
+        starts += [
+            (f"softmax-r{r}", softmax_code(K, r, seed=rng, starts=1, polish=False).logits, EPS_SCHEDULE)
+            for r in (3, 4)
+            if r < K
+        ]
+    return [s for s in starts if not any(s[0].startswith(x) for x in exclude)]
+
+
+@single_threaded
+def solve_schatten(
+    K: int, p: float, starts: Sequence[tuple[str, np.ndarray, tuple]], seed=0, refine: bool = False
+) -> SolveResult:
+    """Polish every ``(label, Zbar, eps_schedule)`` start for exponent p; best first.
+
+    p = 0 is the L -> infinity objective (rank, then sum log sigma).  ``refine``: the best
+    solution of each rank r (with 2 K r <= ``REFINE_MAX_VARIABLES``) is also refined at fixed rank
+    with the exact objective (``refine_fixed_rank``).
+    """
+    K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
+    p = params.real("p", p, minimum=0, maximum=1)
+    sols = sorted((polish(Z, p, label, eps) for label, Z, eps in starts), key=lambda s: s.key)
+    if refine:
+        best_per_rank = {}
+        for sol in sols:
+            if 2 * K * sol.rank <= REFINE_MAX_VARIABLES:
+                best_per_rank.setdefault(sol.rank, sol)
+        sols = sorted(sols + [refine_fixed_rank(s) for s in best_per_rank.values()], key=lambda s: s.key)
+    return SolveResult(K=K, p=p, solutions=sols, starts=[s[0] for s in starts], seed=seed)
+
+
+def solve_margin_problem(
+    K: int, L: float, effort: int = 1, seed=0, exclude: Sequence[str] = (), refine: bool = False
+) -> SolveResult:
+    """Multi-start local solution of P(K, L) for real L >= 1 (L weight matrices, N = L + 1).
+
+    ``L = math.inf`` selects the p -> 0 objective (rank, then sum log sigma).
+    """
+    p = 0.0 if L == math.inf else 2.0 / (params.real("L", L, minimum=1) + 1.0)
+    return solve_schatten(K, p, default_starts(K, effort, seed, exclude), seed, refine)
+
+
+def nuclear_norm_optimum(K: int) -> dict:
+    """P(K, 1) = min ||Zbar||_* s.t. margins >= 1, by cvxpy (Clarabel), with a dual certificate.
+
+    Lagrange dual: max sum_{c != k} lam_ck s.t. ||M(lam)||_2 <= 1, lam >= 0, where
+    M(lam) = sum lam_ck (e_k - e_c) e_k^T.  Any lam >= 0 gives the lower bound
+    sum(lam) / ||M(lam)||_2 on the optimum (weak duality), so the multipliers cvxpy returns
+    certify the value up to the solver's accuracy.  Returns the primal value, that lower bound,
+    the verified primal matrix and the solver status.
+    """
+    K = params.integer("K", K, minimum=2, maximum=64)
+    Z = cp.Variable((K, K))
+    diag = cp.reshape(cp.diag(Z), (1, K), order="C")
+    off = ~np.eye(K, dtype=bool)
+    gap = diag - Z  # gap[c, k] = Z_kk - Z_ck
+    constraint = cp.multiply(off.astype(float), gap - 1) >= 0
+    prob = cp.Problem(cp.Minimize(cp.normNuc(Z)), [constraint])
+    prob.solve(solver=cp.CLARABEL)
+    lam = np.asarray(constraint.dual_value, dtype=float)
+    return {
+        "value": float(prob.value),
+        "lower_bound": nuclear_norm_dual_bound(lam),
+        "solution": verify(Z.value, 1.0, "cvxpy"),
+        "status": prob.status,
+    }
+
+
+def nuclear_norm_dual_bound(lam: np.ndarray) -> float:
+    """Weak-duality lower bound on P(K, 1) from multipliers lam (K x K, lam_ck for c != k).
+
+    With M(lam) = sum_{c != k} lam_ck (e_k - e_c) e_k^T and lam >= 0, every feasible Zbar has
+    ||Zbar||_* >= <M, Zbar> / ||M||_2 >= sum(lam) / ||M||_2.  The uniform choice lam_ck = 1/K
+    gives M = I - 11^T/K with ||M||_2 = 1, so the bound K - 1: NC is optimal at L = 1 for every K.
+    """
+    lam = np.clip(np.asarray(lam, dtype=float), 0, None) * (1 - np.eye(len(lam)))
+    M = np.diag(lam.sum(axis=0)) - lam  # column k: sum_c lam_ck (e_k - e_c)
+    return float(lam.sum() / np.linalg.norm(M, 2))
+
+
+def feasible_directions(K: int, count: int, seed=0) -> np.ndarray:
+    """``count`` random unit-Frobenius directions D (K x K) feasible at NC to first order.
+
+    NC's margins are all active, so D is feasible iff D_kk - D_ck >= 0 for all c != k; D is built
+    from random gaps d_ck = D_kk - D_ck >= 0 (exponential draws, some set to zero so that faces of
+    the cone are sampled too), column-centred (centring changes no margin).
+    """
+    K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
+    count = params.integer("count", count, minimum=1, maximum=100_000)
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(size=(count, K, K)) * (rng.random((count, K, K)) < 0.7)
+    gaps[:, np.arange(K), np.arange(K)] = 0.0
+    gaps[gaps.sum(axis=(1, 2)) == 0, 0, 1] = 1.0  # never the zero direction
+    D = -gaps  # D_kk = 0, D_ck = -d_ck: gaps D_kk - D_ck = d_ck >= 0
+    D = D - D.mean(axis=1, keepdims=True)
+    return D / np.linalg.norm(D, axis=(1, 2), keepdims=True)
+
+
+def nc_directional_slopes(K: int, p: float, directions: np.ndarray, t: float = 1e-7) -> np.ndarray:
+    """One-sided slopes (S_p(NC + t D) - (K - 1)) / t of the objective along directions D.
+
+    Finite differences of the objective from an SVD, independent of any formula for the
+    derivative (first-order theory: p tr(D) >= 0 for feasible centred D).  The directions are
+    centred, so NC + t D keeps its exact zero singular value; values below 1e-9 sigma_1 count as
+    zero (rounding would otherwise add (1e-16)^p).
+    """
+    nc = simplex_etf(K)
+    return np.array([(schatten_objective(nc + t * D, p, rtol=1e-9) - (K - 1)) / t for D in directions])

@@ -1,0 +1,90 @@
+"""Simulated scale-invariant weights follow the derived radial laws (theory/radial.py).
+
+The weight w in R^D enters only through w / |w| (a BatchNorm-like scale invariance): the loss is
+a minibatch logistic loss of X w / |w|, so its gradient is orthogonal to w and scales as 1/|w|.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from implicitbias.theory.radial import LAWS, D, T, derive, eta, gamma, u
+from implicitbias.theory.updates import beta, lam
+
+
+def simulate(rho0, optimizer, steps, lr, seed=0, batch=8, **kw):
+    """Norms rho_k and unit-scale gradient norms gamma_k of a scale-invariant weight."""
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.randn(256, 20, generator=gen, dtype=torch.float64)
+    y = torch.sign(X[:, 0] + 0.3 * torch.randn(256, generator=gen, dtype=torch.float64))
+    w0 = torch.randn(20, generator=gen, dtype=torch.float64)
+    w = torch.nn.Parameter(w0 / w0.norm() * rho0)
+    opt = optimizer([w], lr=lr, **kw)
+    rhos, gammas, dots = [rho0], [], []
+    for _ in range(steps):
+        idx = torch.randint(0, 256, (batch,), generator=gen)
+        opt.zero_grad()
+        loss = torch.nn.functional.softplus(-y[idx] * (X[idx] @ (w / w.norm())) * 3).mean()
+        loss.backward()
+        gammas.append(float(w.grad.norm() * w.detach().norm()))
+        dots.append(float(w.grad @ w.detach()) / float(w.grad.norm() * w.detach().norm()))
+        opt.step()
+        rhos.append(float(w.detach().norm()))
+    return np.array(rhos), np.array(gammas), np.array(dots)
+
+
+@settings(max_examples=6, deadline=None)
+@given(rho0=st.floats(0.5, 4.0), seed=st.integers(0, 1000))
+def test_sgd_without_decay_grows_rho_to_the_fourth(rho0, seed):
+    lr, K = 0.05, 300
+    rhos, gammas, dots = simulate(rho0, torch.optim.SGD, K, lr, seed)
+    assert np.max(np.abs(dots)) < 1e-10  # the gradient is orthogonal to w
+    inc = sp.lambdify((eta, gamma), derive("sgd").increment)
+    predicted = rho0**4 + np.sum(inc(lr, gammas))  # rho_K^4 = rho_0^4 + 2 sum eta^2 gamma^2
+    assert rhos[-1] ** 4 == pytest.approx(predicted, rel=0.02)
+    # the exact recursion u' = u + eta^2 gamma^2 / u holds step by step
+    rec = sp.lambdify((u, eta, gamma), derive("sgd").recursion)
+    assert np.allclose(rhos[1:] ** 2, rec(rhos[:-1] ** 2, lr, gammas), rtol=1e-10)
+
+
+def test_sgd_coupled_decay_forgets_the_initial_norm_like_exp_minus_2_T_L2():
+    lr, wd, K = 0.05, 0.5, 80
+    T_L2 = wd * lr * K
+    law = sp.lambdify(T, derive("sgd_l2").memory)
+    product = (1 - lr * wd) ** (2 * K)  # the exact weight of u_0 in u_K
+    assert product == pytest.approx(law(T_L2), rel=2 * lr * wd * T_L2)
+    # large initial norm: the gradient term is negligible and u_K / u_0 follows the law
+    rhos, _, _ = simulate(50.0, torch.optim.SGD, K, lr, weight_decay=wd)
+    assert rhos[-1] ** 2 / rhos[0] ** 2 == pytest.approx(product, rel=1e-3)
+    # two initial norms end at (nearly) the same equilibrium after a long T_L2, not without decay
+    far = [simulate(r, torch.optim.SGD, 2000, 0.1, weight_decay=0.5)[0][-1] for r in (2.0, 20.0)]
+    keep = [simulate(r, torch.optim.SGD, 2000, 0.1)[0][-1] for r in (2.0, 20.0)]
+    assert far[1] / far[0] < 1.05 and keep[1] / keep[0] > 5
+
+
+def test_heavy_ball_decay_runs_at_the_effective_rate():
+    lr, wd, b, K = 0.002, 0.5, 0.8, 500
+    law = derive("heavy_ball_l2")
+    rate = float(law.increment.subs({lam: wd, beta: b}))
+    assert rate == pytest.approx(2 * wd / (1 - b))
+    rhos, _, _ = simulate(50.0, torch.optim.SGD, K, lr, momentum=b, weight_decay=wd)
+    # u_K / u_0 ~ exp(-2 T_L2 / (1 - beta)) after the momentum transient (first ~1/(1-beta) steps)
+    measured = math.log(rhos[-1] ** 2 / rhos[30] ** 2) / (lr * (K - 30))
+    assert measured == pytest.approx(-rate, rel=0.05)
+
+
+def test_adamw_decoupled_decay_reaches_a_common_norm():
+    lr, wd, K = 0.01, 1.0, 1500
+    finals = [simulate(r, torch.optim.AdamW, K, lr, weight_decay=wd)[0][-1] for r in (0.5, 5.0)]
+    eq = math.sqrt(float(derive("adamw").equilibrium.subs({eta: lr, lam: wd, D: 20})))
+    assert finals[1] / finals[0] < 1.5  # initial ratio 10: forgotten (T_L2 = 15)
+    assert finals[0] == pytest.approx(eq, rel=0.5)  # the derived equilibrium sqrt(eta D / 2 lambda) scale
+
+
+def test_every_law_names_its_clock():
+    assert {derive(n).clock for n in LAWS} == {"T_SGD", "T_L2", "T_adapt"}
+    assert "memory" in derive("sgd").latex()

@@ -1,0 +1,101 @@
+"""Bad sweep specs fail as one ParameterError before any run starts; good ones expand as a grid."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from implicitbias.cli import main
+from implicitbias.store import Store
+from implicitbias.theory.params import ParameterError
+from implicitbias.validation.sweep import load_spec, packaged_specs
+
+BASE = {"dataset": "synthetic", "data_size": 100, "width": 0.0625, "epochs": 1, "batch_size": 16}
+
+
+def _spec(**grid):
+    return {"name": "t", "base": dict(BASE), "grid": [grid]}
+
+
+@pytest.mark.parametrize(
+    "grid, match",
+    [
+        ({"optimizer": "lbfgs"}, "optimizer must be one of"),
+        ({"sigma_w": [1.0, -0.5]}, "sigma_w must be"),
+        ({"batch_size": 4096}, "batch_size must be <= the"),
+        ({"dataset": "mnist", "data_path": "/no/such/folder"}, "does not exist"),
+        ({"dataset": "mnist"}, "needs data_path"),
+        ({"momentum_typo": 0.9}, "run config key must be one of"),
+        ({"lr": [0.1, float("nan")]}, "lr must be"),
+        ({"epochs": 0}, "epochs must be"),
+        ({"seed": []}, "non-empty list"),
+    ],
+)
+def test_bad_entries(grid, match):
+    with pytest.raises(ParameterError, match=match):
+        load_spec(_spec(**grid))
+
+
+def test_bad_structure(tmp_path):
+    with pytest.raises(ParameterError, match="spec section"):
+        load_spec({"base": BASE, "grids": []})
+    with pytest.raises(ParameterError, match="spec option"):
+        load_spec({"base": BASE, "options": {"gpus": 2}})
+    with pytest.raises(ParameterError, match="spec option threads"):
+        load_spec({"base": BASE, "options": {"threads": "two"}})
+    (tmp_path / "broken.toml").write_text("[base\nx = ")
+    with pytest.raises(ParameterError, match="not valid TOML"):
+        load_spec(tmp_path / "broken.toml")
+    with pytest.raises(ParameterError, match="spec must be a TOML file or one of"):
+        load_spec("no_such_spec")
+
+
+def test_grid_expansion_and_deduplication():
+    spec = load_spec({
+        "base": {**BASE, "sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1]},
+        "grid": [{"label": "a", "optimizer": "sgd", "lr": [0.1, 0.01]}, {"label": "b", "optimizer": "adam", "lr": 1e-3},
+                 {"label": "dup", "optimizer": "adam", "lr": 1e-3}],
+    })
+    assert len(spec.runs) == 3 * 2 * 2 + 3 * 2
+    assert {label for label, _ in spec.runs} == {"a", "b"}
+    assert {c["sigma_w"] for c in spec.configs} == {0.5, 1.0, 2.0}
+
+
+def test_packaged_specs_are_valid():
+    names = set(packaged_specs())
+    assert {"tiny", "default", "fashion_mnist_cpu", "gpu_h200", "cifar10_paper"} <= names
+    for name in ("tiny", "default"):
+        assert load_spec(name).runs
+
+
+def test_cli_bad_spec_is_one_line_and_runs_nothing(tmp_path, capsys):
+    (tmp_path / "bad.toml").write_text(
+        '[base]\ndataset = "synthetic"\ndata_size = 100\nwidth = 0.0625\nepochs = 1\nsigma_w = [1.0, 2.0]\n'
+        '[[grid]]\noptimizer = "sgd"\nlr = 0.1\n[[grid]]\noptimizer = "adagrad"\nlr = 0.1\n'
+    )
+    store = tmp_path / "s.sqlite"
+    assert main(["--store", str(store), "sweep", str(tmp_path / "bad.toml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "optimizer must be one of" in err
+    with Store(store) as s:
+        assert s.counts("validation.run") == {}
+
+
+def test_bad_device_fails_before_any_run(store):
+    from implicitbias.validation.sweep import run_sweep
+
+    spec = load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}, "options": {"device": "tpu:7"}})
+    with pytest.raises(ParameterError, match="device"):
+        run_sweep(spec, store, progress=False)
+    assert store.counts("validation.run") == {}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    key=st.sampled_from(["sigma_w", "lr", "batch_size", "epochs", "width", "weight_decay"]),
+    value=st.one_of(st.floats(max_value=0.0), st.just(float("inf")), st.text(max_size=3), st.integers(max_value=-1)),
+)
+def test_any_non_positive_or_non_numeric_entry_is_rejected(key, value):
+    if key == "weight_decay" and isinstance(value, float) and value == 0.0:
+        value = -1.0  # zero decay is allowed
+    with pytest.raises(ParameterError, match=key):
+        load_spec(_spec(**{key: value}))

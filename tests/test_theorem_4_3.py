@@ -1,0 +1,80 @@
+"""Theorem 4.3: the NC ray is transversally unstable near the origin for L >= 2 (threshold
+sigma*(K, L) growing with L) and stable at every margin for L = 1.
+
+Routes: the sympy-derived closed-form transverse eigenvalue (ray algebra, generic K) vs the
+numerical Jacobian of the derived ODE assembled with Hadamard matrices for the actual K, vs
+finite differences of trajectories integrated by solve_ivp.
+"""
+
+import numpy as np
+import pytest
+
+from implicitbias.numerics.nc_ray import (
+    numeric_threshold,
+    numeric_transverse_eigenvalues,
+)
+from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.theory.nc_stability import (
+    instability_threshold,
+    transverse_eigenvalue,
+)
+from implicitbias.theory.params import ParameterError
+from implicitbias.theory.spectral_ode import SpectralODE
+
+
+@pytest.mark.parametrize("K", [4, 8, 16])
+@pytest.mark.parametrize("L", [1, 2, 3, 5])
+def test_linearisation_matches_numeric_jacobian(K, L):
+    system = SpectralODE(K, L, n=2)
+    for margin in (0.05, 0.5, 2.0, K / 2, 2.0 * K):
+        eig = numeric_transverse_eigenvalues(system, margin)
+        closed = transverse_eigenvalue(margin, K, L, n=2)
+        assert np.allclose(eig, closed, rtol=1e-8, atol=1e-14)
+
+
+@pytest.mark.parametrize("K", [4, 8, 32])
+def test_shallow_ray_is_stable_at_every_margin(K):
+    margins = np.geomspace(1e-4, 200, 60)
+    assert (transverse_eigenvalue(margins, K, 1) < 0).all()
+    system = SpectralODE(K, 1)
+    assert all((numeric_transverse_eigenvalues(system, m) < 0).all() for m in margins[margins < 30][::5])
+    assert instability_threshold(K, 1) == 0 and numeric_threshold(K, 1) == 0
+
+
+@pytest.mark.parametrize("K", [8, 16, 32])
+def test_threshold_grows_with_depth_and_matches_numeric_root(K):
+    thresholds = []
+    for L in range(2, 11):
+        sigma_star = instability_threshold(K, L)
+        assert numeric_threshold(K, L) == pytest.approx(sigma_star, rel=1e-6)
+        assert numeric_transverse_eigenvalues(SpectralODE(K, L), 0.01)[0] > 0  # unstable near the origin
+        thresholds.append(sigma_star)
+    assert np.all(np.diff(thresholds) > 0)
+
+
+@pytest.mark.parametrize("K, L", [(8, 1), (8, 3), (16, 2)])
+def test_linearisation_agrees_with_finite_differences_of_the_flow(K, L):
+    system = SpectralODE(K, L)
+    rng = np.random.default_rng(K + L)
+    direction = rng.standard_normal(K - 1)
+    direction -= direction.mean()
+    direction /= np.linalg.norm(direction)
+    for margin in (0.5, 0.9 * K):
+        S = margin * np.ones(K - 1)
+        tau = 0.02 / abs(float(transverse_eigenvalue(margin, K, L)))
+        eps = 1e-6
+        times = np.linspace(0, tau, 201)
+        base = integrate(system, S, tau, t_eval=times, rtol=1e-12, atol=1e-14)
+        moved = integrate(system, S * np.exp(eps * direction), tau, t_eval=times, rtol=1e-12, atol=1e-14)
+        delta = moved.state[-1] - base.state[-1]
+        delta -= delta.mean()
+        growth = np.log(np.linalg.norm(delta) / eps)  # log of the transverse amplification
+        predicted = np.trapezoid(transverse_eigenvalue(base.margin, K, L), base.times)
+        assert growth == pytest.approx(predicted, rel=2e-3)
+
+
+def test_bad_margin_is_a_clear_error():
+    with pytest.raises(ParameterError, match="^margin"):
+        transverse_eigenvalue([1.0, np.inf], 8, 2)
+    with pytest.raises(ParameterError, match="^L"):
+        instability_threshold(8, 0)

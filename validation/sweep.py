@@ -1,0 +1,197 @@
+"""Sweeps over run configs from a TOML spec: validated whole, run through the store, resumable.
+
+A spec (see ``validation/specs/*.toml``)::
+
+    name = "default"
+    description = "..."
+    [base]                      # run-config entries shared by every run (validation.run.DEFAULTS)
+    dataset = "digits"
+    sigma_w = [0.25, 0.5, 1.0, 2.0]   # a list is a grid axis
+    seed = [0, 1]
+    [[grid]]                    # one block of runs: its entries override base, lists are axes
+    label = "SGD, low lr"       # a name for the block (not part of the run config)
+    optimizer = "sgd"
+    lr = 0.01
+    [options]                   # runtime options, not hashed: device, threads, channels_last, batched
+
+The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
+with the block.  :func:`load_spec` expands and validates every run before anything trains
+(unknown key or optimiser, sigma_w <= 0, batch larger than the training split, a dataset path
+that does not exist...: one ``ParameterError``).  :func:`run_sweep` hands the runs to
+``Store.map`` keyed by the hash of the canonical config, so rerunning a sweep skips finished
+runs, a sweep killed at any moment (SIGKILL included) resumes with nothing completed lost or
+repeated, and an interrupted run is left as a ``running`` (partial) record whose per-epoch rows
+(stored as they happen when runs execute in this process) show how far it got.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from implicitbias.theory import params
+from implicitbias.theory.clocks import MAX_STEPS, steps_per_epoch
+from implicitbias.validation import run as run_mod
+
+__all__ = ["Spec", "load_spec", "packaged_specs", "run_sweep", "sweep_status", "sigma_groups", "MAX_RUNS"]
+
+MAX_RUNS = 100_000
+OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
+
+
+@dataclass
+class Spec:
+    """An expanded sweep: its runs as (label, canonical config) pairs plus runtime options."""
+
+    name: str
+    description: str
+    runs: list[tuple[str, dict]]
+    options: dict = field(default_factory=dict)
+    path: str | None = None
+
+    @property
+    def configs(self) -> list[dict]:
+        return [c for _, c in self.runs]
+
+
+def packaged_specs() -> dict[str, Path]:
+    """The specs shipped with the package, by name (file stem)."""
+    folder = resources.files("implicitbias.validation") / "specs"
+    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".toml")}
+
+
+def _resolve(spec: str | os.PathLike) -> Path:
+    path = Path(spec)
+    if path.exists():
+        return path
+    shipped = packaged_specs()
+    if str(spec) in shipped:
+        return shipped[str(spec)]
+    raise params.ParameterError(
+        f"spec must be a TOML file or one of {', '.join(sorted(shipped))}; got {str(spec)!r}"
+    )
+
+
+def _axes(table: Mapping) -> list[dict]:
+    keys = list(table)
+    values = [v if isinstance(v, list) else [v] for v in table.values()]
+    for k, v in zip(keys, values):
+        if not v:
+            raise params.ParameterError(f"spec entry {k} must be a value or a non-empty list, got []")
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+
+
+def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | None = None) -> Spec:
+    """Parse, expand and validate a spec (a TOML path, a packaged spec name, or a parsed dict).
+
+    Relative ``data_path`` entries are taken relative to ``data_root`` (default: the spec's
+    folder).  Every run is canonicalised and its batch size checked against the training split
+    before this returns, so a bad spec fails before any run starts.
+    """
+    path = None
+    if not isinstance(spec, Mapping):
+        path = _resolve(spec)
+        try:
+            spec = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise params.ParameterError(f"spec {path} is not valid TOML: {exc}") from None
+        data_root = data_root or path.parent
+    unknown = sorted(set(spec) - {"name", "description", "base", "grid", "options"})
+    if unknown:
+        raise params.ParameterError(f"spec section must be one of name, description, base, grid, options; got {unknown[0]!r}")
+    base = dict(spec.get("base", {}))
+    blocks = spec.get("grid") or [{}]
+    if not isinstance(blocks, list) or not all(isinstance(b, Mapping) for b in blocks):
+        raise params.ParameterError("spec grid must be a list of tables ([[grid]])")
+    options = dict(spec.get("options", {}))
+    for k, v in options.items():
+        if k not in OPTION_KEYS:
+            raise params.ParameterError(f"spec option must be one of {', '.join(OPTION_KEYS)}; got {k!r}")
+        if not isinstance(v, OPTION_KEYS[k]):
+            raise params.ParameterError(f"spec option {k} must be a {OPTION_KEYS[k].__name__}, got {v!r}")
+    if "threads" in options:
+        params.integer("threads", options["threads"], minimum=1, maximum=1024)
+
+    runs: list[tuple[str, dict]] = []
+    seen: set[str] = set()
+    for i, block in enumerate(blocks):
+        block = dict(block)
+        label = str(block.pop("label", f"block {i + 1}"))
+        for raw in _axes({**base, **block}):
+            if raw.get("data_path") is not None and data_root is not None:
+                raw["data_path"] = str(Path(data_root, raw["data_path"]).expanduser())
+            config = run_mod.canonical_config(raw)
+            key = json.dumps(config, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                runs.append((label, config))
+            if len(runs) > MAX_RUNS:
+                raise params.ParameterError(f"spec must expand to at most {MAX_RUNS} runs")
+    for config in {repr(_data_key(c)): c for _, c in runs}.values():
+        n = len(run_mod.dataset_for(config).y_train)
+        if config["batch_size"] > n:
+            raise params.ParameterError(
+                f"batch_size must be <= the {n} training images of {config['dataset']}, got {config['batch_size']}"
+            )
+    for _, config in runs:
+        n = len(run_mod.dataset_for(config).y_train)
+        steps = steps_per_epoch(n, config["batch_size"]) * config["epochs"]
+        if steps > MAX_STEPS:
+            raise params.ParameterError(f"epochs must give at most {MAX_STEPS:g} steps per run, got {steps}")
+    return Spec(str(spec.get("name", path.stem if path else "sweep")), str(spec.get("description", "")), runs, options,
+                None if path is None else str(path))
+
+
+def _data_key(c: Mapping) -> tuple:
+    return tuple(c[k] for k in ("dataset", "data_path", "data_seed", "data_size", "train_size", "val_size", "test_size"))
+
+
+def sigma_groups(configs: list[dict]) -> list[list[dict]]:
+    """Configs grouped by everything except sigma_w (each group: one sigma_w sweep), in first-seen order."""
+    groups: dict[str, list[dict]] = {}
+    for c in configs:
+        key = json.dumps({k: v for k, v in c.items() if k != "sigma_w"}, sort_keys=True)
+        groups.setdefault(key, []).append(c)
+    return list(groups.values())
+
+
+def sweep_status(spec: Spec, store) -> dict[str, int]:
+    """How many runs of the spec are ``done``, ``partial`` (started, interrupted) or ``missing``."""
+    counts = {"done": 0, "partial": 0, "missing": 0}
+    for config in spec.configs:
+        status = store.status(run_mod.KIND, config)
+        counts["done" if status == "done" else "partial" if status == "running" else "missing"] += 1
+    return counts
+
+
+def _store_epochs(store, config, epoch, row):
+    store.put_epoch(run_mod.KIND, config, epoch, row)
+
+
+def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: bool = True) -> list[dict]:
+    """Run every missing run of ``spec`` through ``store.map`` and return all records, in spec order.
+
+    In-process (``executor`` None) each run's epoch rows go to the store as they happen.  With
+    ``options.batched`` the runs of each sigma_w group train together as one vectorised model
+    (``implicitbias.validation.batched``); the group is the unit of caching and resumption.
+    """
+    options = {k: v for k, v in spec.options.items() if k != "batched"}
+    run_mod.resolve_device(options.get("device"))  # a bad device fails before any run starts
+    if spec.options.get("batched"):
+        from implicitbias.validation import batched
+
+        return batched.run_groups(spec, store, executor=executor, progress=progress, options=options)
+    if executor is None:
+        def fn(config):
+            return run_mod.execute(config, options=options, on_epoch=functools.partial(_store_epochs, store, config))
+    else:
+        fn = functools.partial(run_mod.execute, options=options)
+    return store.map(run_mod.KIND, fn, spec.configs, executor=executor, progress=progress, desc=f"sweep {spec.name}")
