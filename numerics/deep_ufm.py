@@ -31,6 +31,7 @@ Gradients are torch autograd in float64 throughout.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -67,7 +68,8 @@ class Trajectory:
     """A recorded run: ``times`` (T,), ``logits`` (T, K, Kn), ``loss`` (T,), final ``factors``.
 
     For gradient descent the time of step k is k * lr (the gradient-flow clock).  ``success``
-    and ``message`` come from the integrator (always True / "" for gradient descent);
+    and ``message`` come from the integrator (for gradient descent: the stop reason, "" when
+    all steps ran);
     ``event_times`` lists, per event, the times it fired.
     """
 
@@ -235,46 +237,75 @@ def gradient_descent(
     steps: int,
     *,
     record_every: int | None = None,
-    normalized: bool = False,
+    normalized: bool | str = False,
+    loss_target: float | None = None,
 ) -> Trajectory:
-    """Plain (or loss-normalised) gradient descent on the deep UFM, no regularisation.
+    """Plain or normalised gradient descent on the deep UFM, no regularisation.
 
-    theta_{k+1} = theta_k - eta_k grad l(theta_k),  eta_k = lr  (or lr / l(theta_k) when
-    ``normalized``).  Logits and loss are recorded every ``record_every`` steps (default:
-    about 200 records) and at the last step; time of step k is sum of the step sizes.  A run
-    whose loss becomes non-finite stops there with ``success=False`` and a message.
+    theta_{k+1} = theta_k - eta_k grad l(theta_k) with
+
+        eta_k = lr                      (normalized=False)
+        eta_k = lr / l(theta_k)         (normalized=True or "loss": the normalised GD of Nacson
+                                         et al. 2019 for exponentially tailed losses)
+        eta_k = lr / ||grad l(theta_k)|| (normalized="gradient": every step has length lr, so a
+                                         small initialisation leaves the saddle at the origin
+                                         as fast as a large one moves; ||.|| over all factors).
+
+    Logits and loss are recorded every ``record_every`` steps (default: about 200 records) and
+    at the last step; time of step k is sum of the step sizes.  A run stops early, recording that
+    step, when its loss becomes non-finite (``success=False``), when the divisor of a normalised
+    step (loss or gradient norm) underflows to 0 (``success=False``), or when the loss falls below
+    ``loss_target`` (``success=True``); ``message`` says which.
     """
     lr = params.real("lr", lr, minimum=0, open_minimum=True)
     steps = params.integer("steps", steps, minimum=0, maximum=10**8)
     every = record_every or max(1, steps // 200)
     every = params.integer("record_every", every, minimum=1)
+    mode = {False: "none", True: "loss"}[normalized] if isinstance(normalized, bool) else normalized
+    mode = params.choice("normalized", mode, ["none", "loss", "gradient"])
+    target = -math.inf if loss_target is None else params.real("loss_target", loss_target, minimum=0)
     theta = [f.clone().requires_grad_(True) for f in _as_factors(factors)]
     times, Zs, losses = [], [], []
     with _one_thread():
-        diverged = _descend(theta, lr, steps, every, normalized, times, Zs, losses)
-    message = f"diverged (non-finite loss) at step {diverged}" if diverged is not None else ""
-    return Trajectory(
-        np.array(times), np.array(Zs), np.array(losses), [p.detach() for p in theta], diverged is None, message
-    )
+        success, message = _descend(theta, lr, steps, every, mode, target, times, Zs, losses)
+    return Trajectory(np.array(times), np.array(Zs), np.array(losses), [p.detach() for p in theta], success, message)
 
 
-def _descend(theta, lr, steps, every, normalized, times, Zs, losses) -> int | None:
-    """The GD loop; returns the step at which the loss became non-finite (then stops), else None."""
+def _step_divisor(mode: str, value: torch.Tensor, grads: Sequence[torch.Tensor]) -> float:
+    """eta = lr / divisor: 1, the loss, or the gradient norm over all factors."""
+    if mode == "loss":
+        return value.item()
+    if mode == "gradient":  # scaled by the largest entry: squares of ~1e-200 gradients underflow
+        top = max(float(g.abs().max()) for g in grads)
+        return top * math.sqrt(sum(float(((g / top) ** 2).sum()) for g in grads)) if top > 0 else 0.0
+    return 1.0
+
+
+def _descend(theta, lr, steps, every, mode, target, times, Zs, losses) -> tuple[bool, str]:
+    """The GD loop; returns (success, message) of ``gradient_descent``."""
     t = 0.0
     for k in range(steps + 1):
         Z = logits(theta)
         value = cross_entropy(Z)
-        finite = bool(torch.isfinite(value))
-        if k % every == 0 or k == steps or not finite:
+        stop = None
+        if not math.isfinite(value.item()):
+            stop = False, f"diverged (non-finite loss) at step {k}"
+        elif value.item() < target:
+            stop = True, f"loss {value.item():.3g} below loss_target at step {k}"
+        elif k < steps:
+            grads = torch.autograd.grad(value, theta)
+            divisor = _step_divisor(mode, value, grads)
+            if divisor == 0:
+                stop = (False, f"the {mode} normaliser underflowed to 0 at step {k} (loss {value.item():.3g})")
+        if k % every == 0 or k == steps or stop:
             times.append(t)
             Zs.append(Z.detach().numpy().copy())
             losses.append(value.item())
-        if not finite:
-            return k
+        if stop:
+            return stop
         if k == steps:
-            return None
-        grads = torch.autograd.grad(value, theta)
-        eta = lr / value.item() if normalized else lr
+            return True, ""
+        eta = lr / divisor
         with torch.no_grad():
             for p, g in zip(theta, grads):
                 p.sub_(eta * g)

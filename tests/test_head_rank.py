@@ -23,8 +23,7 @@ TOLERANCE = 0.3  # effective-rank units every trend must exceed
 def digits_grid():
     base = {"dataset": "digits", "epochs": 12, "batch_size": 256, "width": 0.25, "lr": 3e-3}
     configs = hr.grid(base, depths=[1, 4], widths=[16, 64], seeds=[0, 1])
-    torch.set_num_threads(1)
-    records = [hr.execute(c) for c in configs]
+    records = [hr.execute(c, options={"threads": 1}) for c in configs]
     return hr.summarise(configs, records)
 
 
@@ -94,8 +93,7 @@ def test_fashion_mnist_rank_falls_with_depth():
 
     ((base, axes),) = GRIDS["fashion_mnist"]
     configs = hr.grid(base, **axes)
-    torch.set_num_threads(1)
-    rows = hr.summarise(configs, [hr.execute(c) for c in configs])
+    rows = hr.summarise(configs, [hr.execute(c, options={"threads": 1}) for c in configs])
     t = hr.trends(rows, 0.0)
     assert t["depth"]["holds"], t["depth"]
     assert np.mean(t["width"]["rises"]) > 0, t["width"]

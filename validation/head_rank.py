@@ -31,7 +31,15 @@ import torch
 from implicitbias.numerics.nc_metrics import nc_metrics
 from implicitbias.numerics.rank import effective_ranks
 from implicitbias.theory import params
-from implicitbias.validation.run import Trainer, build, canonical_config, dataset_for, resolve_device, train
+from implicitbias.validation.run import (
+    Trainer,
+    build,
+    canonical_config,
+    dataset_for,
+    resolve_device,
+    torch_threads,
+    train,
+)
 
 __all__ = ["KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute"]
 
@@ -103,9 +111,11 @@ def execute(config: Mapping, *, options: Mapping | None = None) -> dict:
     """Train one head-rank run and return the forgetting-run record plus ``geometry`` rows."""
     c = canonical_head_config(config)
     options = dict(options or {})
-    if options.get("threads"):
-        torch.set_num_threads(params.integer("threads", options["threads"], minimum=1, maximum=1024))
-    device = resolve_device(options.get("device"))
+    with torch_threads(options.get("threads")):
+        return _train_and_measure(c, resolve_device(options.get("device")))
+
+
+def _train_and_measure(c: dict, device: torch.device) -> dict:
     data = dataset_for(c)
     dtype = torch.float64 if c["precision"] == "float64" else torch.float32
     model = build(c, data, device, dtype)

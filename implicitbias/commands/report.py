@@ -16,7 +16,7 @@ def register(sub) -> None:
         default=None,
         help="comma-separated section names: " + ", ".join(available_sections()),
     )
-    p.add_argument("--executor", default="inline", choices=EXECUTORS)
+    p.add_argument("--executor", default="process", choices=EXECUTORS, help="where cells run (default: a local process pool)")
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)

@@ -1,0 +1,109 @@
+"""Gradient-descent cross-check of the P(K, L) solver on the full deep UFM (Spec A, section 1).
+
+Depth L counts weight matrices; the features are one more factor, N = L + 1, p = 2/(L + 1).
+Lyu & Li (2020) and Ji & Telgarsky (2020): gradient descent on the unregularised cross-entropy of
+an N-homogeneous model converges in direction to a KKT point of
+
+    min 1/2 ||theta||^2  s.t. every margin >= 1,
+
+whose logits solve P(K, L): minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p subject to margins >= 1
+(representation cost (N/2) S_p).  ``gd_crosscheck`` is an independent route to the solver's
+values: it trains [H, W_1, ..., W_L] (width d, n = 1 sample per class, i.i.d. N(0, scale^2/d)
+init, float64) by normalised gradient descent,
+
+    theta_{k+1} = theta_k - lr grad l(theta_k) / ||grad l(theta_k)||   (steps of length lr),
+
+until the loss falls below ``loss_target`` (the stable cross-entropy resolves ~1e-300) or
+``steps`` run out.  Its final Zbar is rescaled to unit margin and re-verified (objective from an
+SVD, structure from invariants by ``identify_structure``), then compared with the best solution
+of ``solve_margin_problem`` (effort 1, as in the phase diagram) of the same structure (same name,
+else same rank).  Also recorded: the normalised margin gamma / ||theta||^N of the GD parameters
+next to the solver's (N S_p)^(-N/2) (at a KKT point ||theta||^2 = N S_p at unit margin).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from implicitbias.numerics.deep_ufm import gaussian_init, gradient_descent
+from implicitbias.numerics.margin import min_margin
+from implicitbias.numerics.schatten_margin import solve_margin_problem, verify
+from implicitbias.theory import params
+
+__all__ = ["KIND", "crosscheck_config", "gd_crosscheck"]
+
+KIND = "gd-crosscheck-v1"
+
+
+def crosscheck_config(
+    K: int,
+    L: int,
+    d: int | None = None,
+    scale: float = 0.1,
+    lr: float = 0.005,
+    steps: int = 8000,
+    loss_target: float = 1e-250,
+    seed: int = 0,
+) -> dict:
+    """Canonical config of one cross-check cell (d defaults to 2K); bad input -> ParameterError."""
+    K = params.integer("K", K, minimum=2, maximum=64)
+    return {
+        "K": K,
+        "L": params.integer("L", L, minimum=1, maximum=64),
+        "d": params.integer("d", 2 * K if d is None else d, minimum=K, maximum=1024),
+        "scale": params.real("scale", scale, minimum=0, open_minimum=True),
+        "lr": params.real("lr", lr, minimum=0, open_minimum=True),
+        "steps": params.integer("steps", steps, minimum=1, maximum=10**6),
+        "loss_target": params.real("loss_target", loss_target, minimum=0),
+        "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1),
+    }
+
+
+def gd_crosscheck(config: dict) -> dict:
+    """Train the deep UFM by normalised GD and compare with the solver; a pure function of config.
+
+    Returns a JSON-ready record: GD's unit-margin Zbar (``gd_Z``), its objective, structure, rank,
+    steps, final loss, stop message and seconds; the solver's objective of the same structure and
+    its global best; ``gap`` = (GD - solver same structure) / solver; ``ratio`` = GD seconds /
+    solver seconds.  Raises ``ValueError`` if GD has not separated the classes when it stops.
+    """
+    c = crosscheck_config(**config)
+    K, L = c["K"], c["L"]
+    N, p = L + 1, 2.0 / (L + 1)
+    t0 = time.perf_counter()
+    factors = gaussian_init(K, L, c["d"], 1, scale=c["scale"], seed=c["seed"])
+    run = gradient_descent(
+        factors, c["lr"], c["steps"], record_every=1, normalized="gradient", loss_target=c["loss_target"]
+    )
+    gd_seconds = time.perf_counter() - t0
+    Z = run.logits[-1]
+    if not min_margin(Z) > 0:
+        raise ValueError(f"GD did not separate the classes for {c} ({run.message or 'all steps ran'})")
+    gd = verify(Z, p, "gradient descent")
+    norm2 = sum(float((f * f).sum()) for f in run.factors)
+    t1 = time.perf_counter()
+    res = solve_margin_problem(K, L, effort=1, seed=c["seed"])
+    solver_seconds = time.perf_counter() - t1
+    same = [s for s in res.solutions if s.structure == gd.structure] or [s for s in res.solutions if s.rank == gd.rank]
+    ref = same[0] if same else None
+    return {
+        **c,
+        "gd_objective": gd.objective,
+        "gd_structure": gd.structure,
+        "gd_rank": gd.rank,
+        "gd_normalised_margin": min_margin(Z) / norm2 ** (N / 2),
+        "gd_steps": len(run.loss) - 1,
+        "gd_final_loss": float(run.loss[-1]),
+        "gd_message": run.message,
+        "gd_seconds": gd_seconds,
+        "solver_objective": ref.objective if ref else math.nan,
+        "solver_structure": ref.structure if ref else "",
+        "solver_normalised_margin": (N * ref.objective) ** (-N / 2) if ref else math.nan,
+        "solver_global": res.best.objective,
+        "solver_global_structure": res.best.structure,
+        "solver_seconds": solver_seconds,
+        "gap": (gd.objective - ref.objective) / ref.objective if ref else math.nan,
+        "ratio": gd_seconds / solver_seconds,
+        "gd_Z": gd.Z.tolist(),
+    }
