@@ -30,9 +30,8 @@ Gradients are torch autograd in float64 throughout.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +41,7 @@ from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
 from implicitbias.numerics.margin import min_margin
+from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 
 __all__ = [
@@ -80,18 +80,6 @@ class Trajectory:
     success: bool = True
     message: str = ""
     event_times: list[np.ndarray] | None = None
-
-
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread: the many tiny matmuls of a UFM step are 3-5x faster
-    without thread hand-offs.  Written by hand because torch offers no context manager for it."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def check_shape(K: int, L: int, d: int, n: int) -> tuple[int, int, int, int]:
@@ -266,7 +254,7 @@ def gradient_descent(
     target = -math.inf if loss_target is None else params.real("loss_target", loss_target, minimum=0)
     theta = [f.clone().requires_grad_(True) for f in _as_factors(factors)]
     times, Zs, losses = [], [], []
-    with _one_thread():
+    with torch_threads(1):
         success, message = _descend(theta, lr, steps, every, mode, target, times, Zs, losses)
     return Trajectory(np.array(times), np.array(Zs), np.array(losses), [p.detach() for p in theta], success, message)
 
@@ -362,7 +350,7 @@ def gradient_flow(
         return f
 
     x0 = torch.cat([f.reshape(-1) for f in theta0]).numpy()
-    with _one_thread():
+    with torch_threads(1):
         sol = solve_ivp(
             rhs, (0.0, t_end), x0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, events=[wrap(e) for e in events]
         )

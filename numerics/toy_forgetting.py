@@ -29,6 +29,7 @@ import torch
 from implicitbias.numerics.forgetting_metrics import run_summary
 from implicitbias.numerics.init import kernel_norms, scale_init_
 from implicitbias.numerics.optimizers import make_optimizer
+from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import OPTIMIZERS, forgetting_clocks
 from torch import nn
@@ -119,27 +120,27 @@ def run_toy(config: Mapping) -> dict:
     b = params.integer("batch_size", config["batch_size"], minimum=1, maximum=N_TRAIN)
     epochs = params.integer("epochs", config["epochs"], minimum=1, maximum=10_000)
     seed = params.integer("seed", config["seed"], minimum=0)
-    torch.set_num_threads(1)
-    data = toy_data()
-    model = toy_model(config.get("width", 128))
-    scale_init_(model, config["sigma_w"], scale_head=config.get("scale_head", True), seed=seed)
-    optimizer = make_optimizer(opt, model.parameters(), lr, weight_decay=config.get("weight_decay", 0.0))
-    gen = torch.Generator().manual_seed(seed)
-    history = [_row(model, data, 0)]
-    x, y = data["x_train"], data["y_train"]
-    for epoch in range(1, epochs + 1):
-        perm = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), b):
-            idx = perm[i : i + b]
-            if len(idx) < 2:  # BatchNorm needs two samples
-                continue
-            optimizer.zero_grad()
-            nn.functional.cross_entropy(model(x[idx]), y[idx]).backward()
-            optimizer.step()
-        history.append(_row(model, data, epoch))
-        if not np.isfinite(history[-1]["train_loss"]):
-            break
-    return {"history": history, "summary": run_summary(history[1:])}
+    with torch_threads(1):
+        data = toy_data()
+        model = toy_model(config.get("width", 128))
+        scale_init_(model, config["sigma_w"], scale_head=config.get("scale_head", True), seed=seed)
+        optimizer = make_optimizer(opt, model.parameters(), lr, weight_decay=config.get("weight_decay", 0.0))
+        gen = torch.Generator().manual_seed(seed)
+        history = [_row(model, data, 0)]
+        x, y = data["x_train"], data["y_train"]
+        for epoch in range(1, epochs + 1):
+            perm = torch.randperm(len(x), generator=gen)
+            for i in range(0, len(x), b):
+                idx = perm[i : i + b]
+                if len(idx) < 2:  # BatchNorm needs two samples
+                    continue
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(x[idx]), y[idx]).backward()
+                optimizer.step()
+            history.append(_row(model, data, epoch))
+            if not np.isfinite(history[-1]["train_loss"]):
+                break
+        return {"history": history, "summary": run_summary(history[1:])}
 
 
 def group_key(config: Mapping) -> tuple:

@@ -28,6 +28,7 @@ import torch
 from torch.func import functional_call, stack_module_state, vmap
 
 from implicitbias.numerics.init import kernel_norms
+from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.validation import run as run_mod
 from implicitbias.validation.sweep import sigma_groups
@@ -84,7 +85,7 @@ def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
     device = run_mod.resolve_device(options.get("device"))
     data = run_mod.dataset_for(configs[0])
     dtype = torch.float64 if configs[0]["precision"] == "float64" else torch.float32
-    with run_mod.torch_threads(options.get("threads")):
+    with torch_threads(options.get("threads")):
         models = [run_mod.build(c, data, device, dtype) for c in configs]
         return {"records": run_mod.train(configs, StackedTrainer(models), data, device)}
 

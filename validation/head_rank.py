@@ -30,6 +30,7 @@ import torch
 
 from implicitbias.numerics.nc_metrics import nc_metrics
 from implicitbias.numerics.rank import effective_ranks
+from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.validation.run import (
     Trainer,
@@ -37,7 +38,6 @@ from implicitbias.validation.run import (
     canonical_config,
     dataset_for,
     resolve_device,
-    torch_threads,
     train,
 )
 

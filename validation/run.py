@@ -23,7 +23,6 @@ drives the minibatch order and augmentation.  Runtime options that do not change
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import time
@@ -34,6 +33,7 @@ import torch
 from implicitbias.numerics.forgetting_metrics import run_summary
 from implicitbias.numerics.init import kernel_norms, scale_init_
 from implicitbias.numerics.optimizers import OPTIMIZERS, make_optimizer
+from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
@@ -309,21 +309,3 @@ def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callab
         model = build(c, data, device, dtype, channels_last=channels_last)
         trainer = Trainer(model, torch.compile(model) if options.get("compile") else None)
         return train([c], trainer, data, device, on_epoch=hook, channels_last=channels_last)[0]
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None):
-    """Run the block with ``n`` torch intra-op threads (unchanged when ``None``), then restore.
-
-    One thread per run is the fast choice on a shared CPU: several spinning OpenMP threads per
-    process on oversubscribed cores slow training by an order of magnitude.
-    """
-    if not n:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(params.integer("threads", n, minimum=1, maximum=1024))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
