@@ -27,7 +27,7 @@ import math
 import time
 
 from implicitbias.numerics.deep_ufm import gaussian_init, gradient_descent
-from implicitbias.numerics.margin import min_margin
+from implicitbias.numerics.margin import min_margin, schatten_exponent
 from implicitbias.numerics.schatten_margin import solve_margin_problem, verify
 from implicitbias.theory import params
 
@@ -70,7 +70,7 @@ def gd_crosscheck(config: dict) -> dict:
     """
     c = crosscheck_config(**config)
     K, L = c["K"], c["L"]
-    N, p = L + 1, 2.0 / (L + 1)
+    N, p = L + 1, schatten_exponent(L)
     t0 = time.perf_counter()
     factors = gaussian_init(K, L, c["d"], 1, scale=c["scale"], seed=c["seed"])
     run = gradient_descent(

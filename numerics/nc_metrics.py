@@ -26,7 +26,7 @@ import numpy as np
 
 from implicitbias.theory import params
 
-__all__ = ["NCMetrics", "nc_metrics"]
+__all__ = ["NCMetrics", "class_mean_rows", "nc_metrics"]
 
 
 @dataclass
@@ -49,6 +49,11 @@ def _finite(name: str, a) -> np.ndarray:
     return a
 
 
+def class_mean_rows(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
+    """Class means mu_c of the rows of ``H`` (n_samples x d) with labels ``y``, as a K x d matrix."""
+    return np.stack([H[y == c].mean(axis=0) for c in range(K)])
+
+
 def nc_metrics(H, y, W, b=None) -> NCMetrics:
     """NC1-NC4 of features ``H`` (n_samples x d), labels ``y``, classifier ``W`` (K x d), bias ``b``."""
     H = _finite("H", H)
@@ -63,7 +68,7 @@ def nc_metrics(H, y, W, b=None) -> NCMetrics:
         raise params.ParameterError("y must contain every class at least once")
     b = np.zeros(K) if b is None else _finite("b", b).reshape(K)
 
-    means = np.stack([H[y == c].mean(axis=0) for c in range(K)])
+    means = class_mean_rows(H, y, K)
     M = means - means.mean(axis=0)
     within = H - means[y]
     sigma_w = within.T @ within / H.shape[0]

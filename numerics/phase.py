@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from implicitbias.numerics.codes import CODES
+from implicitbias.numerics.margin import schatten_exponent
 from implicitbias.numerics.schatten_margin import (
     MAX_DIMENSION,
     nuclear_norm_dual_bound,
@@ -101,7 +102,7 @@ def phase_cell(config: dict) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     cfg = cell_config(**config)
     K, L = cfg["K"], cfg["L"]
-    p = 2.0 / (L + 1.0)
+    p = schatten_exponent(L)
     nc = float(K - 1)
     candidates = _closed_form_candidates(K, L, p)
     certificate: dict = {}

@@ -37,6 +37,7 @@ import mpmath
 import sympy as sp
 
 from implicitbias.theory import params
+from implicitbias.theory.representation_cost import schatten_exponent
 
 __all__ = [
     "K",
@@ -109,21 +110,11 @@ def rank(structure: str, k: int) -> int:
     return {"nc": k - 1, "kgon": 2, "cross_polytope": (k + 1) // 2}[structure]
 
 
-def _exact_p(L) -> sp.Expr:
-    """p = 2/(L + 1) with L given as an integer, a sympy number, or a float (read as a decimal)."""
-    if isinstance(L, sp.Basic):
-        if not (L.is_real and L >= 1):
-            raise params.ParameterError(f"L must be a finite number >= 1, got {L}")
-        return 2 / (L + 1)
-    value = params.real("L", L, minimum=1)
-    return 2 / (sp.Rational(repr(value)) + 1) if not float(value).is_integer() else sp.Rational(2, int(value) + 1)
-
-
 def objective_at(structure: str, k: int, L) -> sp.Expr:
     """Exact S_p of the unit-margin code at K = k and depth L (L weight matrices, p = 2/(L+1))."""
     k = _check_cell(structure, k)
     parity = _parity(k) if structure == "cross_polytope" else None
-    return objective(structure, parity).subs({K: k, p: _exact_p(L)})
+    return objective(structure, parity).subs({K: k, p: schatten_exponent(L)})
 
 
 def compare_with_nc(structure: str, k: int, L) -> int:

@@ -44,9 +44,16 @@ N = sp.Symbol("N", positive=True, integer=True)
 
 
 def schatten_exponent(L) -> sp.Expr:
-    """p = 2 / N = 2 / (L + 1) as an exact sympy number (L counts weight matrices, N = L + 1)."""
-    L = sp.nsimplify(params.real("L", float(L), minimum=1)) if not isinstance(L, sp.Basic) else L
-    return sp.Integer(2) / (L + 1)
+    """p = 2 / N = 2 / (L + 1) as an exact sympy number (L counts weight matrices, N = L + 1).
+
+    L may be an integer, a sympy number, or a float (read as the decimal it prints as).
+    """
+    if isinstance(L, sp.Basic):
+        if not (L.is_real and L >= 1):
+            raise params.ParameterError(f"L must be a finite number >= 1, got {L}")
+        return sp.Integer(2) / (L + 1)
+    value = params.real("L", L, minimum=1)
+    return sp.Rational(2, int(value) + 1) if value.is_integer() else 2 / (sp.Rational(repr(value)) + 1)
 
 
 def log_parametrised_cost(n: int) -> tuple[sp.Expr, tuple[sp.Symbol, ...]]:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from implicitbias.numerics.nc_metrics import nc_metrics
+from implicitbias.numerics.nc_metrics import class_mean_rows, nc_metrics
 from implicitbias.numerics.rank import effective_ranks
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
@@ -80,10 +80,6 @@ def init_head_(head: torch.nn.Module, kind: str, scale: float, seed: int) -> Non
             layer.weight.copy_(w.to(layer.weight))
 
 
-def _class_means(h: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
-    return np.stack([h[y == c].mean(axis=0) for c in range(K)])
-
-
 @torch.no_grad()
 def head_geometry(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 2048) -> dict:
     """Effective ranks of Zbar and of the class-mean features at every head layer; NC1-NC4; accuracy."""
@@ -93,10 +89,10 @@ def head_geometry(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, batc
     labels = y.cpu().numpy()
     K = int(labels.max()) + 1
     logits = feats[-1]
-    zbar = _class_means(logits, labels, K).T
+    zbar = class_mean_rows(logits, labels, K).T
     layers = []
     for h in feats[:-1]:
-        means = _class_means(h, labels, K)
+        means = class_mean_rows(h, labels, K)
         layers.append(effective_ranks(means - means.mean(axis=0)))
     w_last = model.head.layers[-1].weight.double().cpu().numpy() * model.head.scale
     return {

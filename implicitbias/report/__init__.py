@@ -33,7 +33,7 @@ from implicitbias.figures import markdown_table
 from implicitbias.store import Store
 from implicitbias.theory import params
 
-__all__ = ["Claim", "Section", "Context", "Report", "TIERS", "available_sections", "build_report", "write_html"]
+__all__ = ["Claim", "Section", "Context", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
 
 TIERS = ("default", "gpu", "full")
 VERDICTS = ("agrees", "disagrees", "inconclusive", "not run")
@@ -51,6 +51,11 @@ class Claim:
 
     def __post_init__(self):
         params.choice("verdict", self.verdict, VERDICTS)
+
+
+def verdict(holds: bool) -> str:
+    """The verdict of a check that either confirms the claim or refutes it."""
+    return "agrees" if holds else "disagrees"
 
 
 @dataclass

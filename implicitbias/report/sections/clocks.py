@@ -16,7 +16,7 @@ from implicitbias.figures import markdown_table, plt, save_figure
 from implicitbias.numerics.clock_comparison import group_rows, organisation
 from implicitbias.numerics.order_of_accuracy import LOSSES, order_of_accuracy
 from implicitbias.numerics.toy_forgetting import KIND, run_toy, sweep_configs
-from implicitbias.report import Claim, Section
+from implicitbias.report import Claim, Section, verdict
 from implicitbias.theory.clocks import CLOCKS, forgetting_clocks
 from implicitbias.theory.implicit_regularisers import (
     adam_one_norm_coefficient,
@@ -107,14 +107,14 @@ def build(ctx) -> Section:
     )
     claims += [
         Claim("BEA GD", "GD follows L + (h/4)|grad L|^2", "engine, generic L", f"c = {forms['gd']['c']}",
-              "agrees" if forms["gd"]["c"] == "1/4" else "disagrees"),
+              verdict(forms["gd"]["c"] == "1/4")),
         Claim("BEA SGD", "RR mean iterate: + h(N-b)/(4b(N-1)) Gamma, ~h/b", "engine, N = 4, 6 examples, all reshuffles",
-              "; ".join(f"(N,b)=({k}): {v[1]}" for k, v in forms["sgd"].items()), "agrees" if sgd_ok else "disagrees"),
+              "; ".join(f"(N,b)=({k}): {v[1]}" for k, v in forms["sgd"].items()), verdict(sgd_ok)),
         Claim("BEA heavy ball", "step h/(1-beta), regulariser x(1+beta)/(1-beta)", "engine, generic L",
-              f"a = {forms['heavy_ball']['a']}, ratio = {forms['heavy_ball']['ratio']}", "agrees" if hb_ok else "disagrees"),
+              f"a = {forms['heavy_ball']['a']}, ratio = {forms['heavy_ball']['ratio']}", verdict(hb_ok)),
         Claim("BEA Adam", "default betas anti-penalise the one-norm", "engine, eps -> 0",
               f"c = {forms['adam']['c']} = {forms['adam']['c_default']:.1f} at (0.9, 0.999)",
-              "agrees" if forms["adam"]["c_default"] < 0 else "disagrees"),
+              verdict(forms["adam"]["c_default"] < 0)),
     ]
     md += [
         "Published forms read off the derived flows: GD c = " + forms["gd"]["c"]
@@ -149,7 +149,7 @@ def build(ctx) -> Section:
     s2 = [r["slope_modified_flow"] for r in main4]
     claims.append(Claim("BEA orders", "global error O(h) vs f_0, O(h^2) vs modified flow",
                         "GD, SGD-RR, heavy ball, Adam on 3 toy losses",
-                        f"slopes {min(s1):.2f}-{max(s1):.2f} and {min(s2):.2f}-{max(s2):.2f}", "agrees" if ok else "disagrees"))
+                        f"slopes {min(s1):.2f}-{max(s1):.2f} and {min(s2):.2f}-{max(s2):.2f}", verdict(ok)))
 
     # 4. the clocks of example runs
     rows = []
@@ -276,10 +276,10 @@ def _toy_claims(groups, org, tier) -> list[Claim]:
         Claim("C2", "5,000 epochs leave the spread unchanged", "long horizon not run at CPU size", "-", "not run"),
         Claim("C3", "Adam, AdamW, Muon forget (small spread, common norm)", check,
               "; ".join(f"{r['label']}: {r['spread']:.3f}, slope {r['norm_slope']:.2f}" for r in adaptive),
-              "agrees" if c3 else "disagrees"),
+              verdict(c3)),
         Claim("C4", "SGD forgets with a larger LR or L2 decay", check,
               "; ".join(f"{r['label']}: {r['spread']:.3f}, slope {r['norm_slope']:.2f}" for r in forgetters),
-              "agrees" if c4 else "disagrees"),
+              verdict(c4)),
         Claim("C5", "larger batches keep a larger spread", check + ", low-LR SGD b = 32, 64, 128",
               ", ".join(f"b={b}: {s:.3f}" for b, s in batches), c5),
         Claim("C7", "cumulative clocks order the spreads", check + ", spread vs governing clock",

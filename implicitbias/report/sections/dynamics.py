@@ -24,7 +24,7 @@ from implicitbias.numerics.nc_ray import threshold_cell
 from implicitbias.numerics.rich_get_richer import leave_origin_cell, ratio_cell
 from implicitbias.numerics.spectral_agreement import spectral_vs_full
 from implicitbias.numerics.spectral_flow import trajectory_record
-from implicitbias.report import Claim, Section
+from implicitbias.report import Claim, Section, verdict
 from implicitbias.theory.hadamard import softmax_dyadic_proof
 from implicitbias.theory.nc_stability import ray_linearisation, transverse_eigenvalue
 from implicitbias.theory.spectral_ode import per_mode_matches_loss, per_mode_system
@@ -33,10 +33,6 @@ NAME = "dynamics"
 ORDER = 20
 VERIFY = True
 TITLE = "Singular-value dynamics of the deep UFM (Theorems 4.3-4.5, section 5)"
-
-
-def _verdict(ok: bool) -> str:
-    return "agrees" if ok else "disagrees"
 
 
 def _symbolic(config: dict) -> dict:
@@ -107,14 +103,14 @@ def _hadamard_and_ode(ctx) -> tuple[str, list[Claim]]:
             "column softmax of a dyadic logit matrix is dyadic, so the CE gradient is diagonal in Q",
             "exact sympy proof for K = 4 and 8",
             "holds" if all(p["holds"] for p in proofs[:2]) else "fails",
-            _verdict(all(p["holds"] for p in proofs[:2])),
+            verdict(all(p["holds"] for p in proofs[:2])),
         ),
         Claim(
             "Singular-value ODE (s. 4)",
             "Hadamard init freezes singular vectors; singular values follow the derived ODE",
             f"sympy derivative of the loss = per-mode system (K, L) = (4, 2), (8, 1); full-matrix flow vs ODE, (K, L) in {cases}, to margin 5",
             f"max rel. error {worst:.1e}, off-diagonal mass {off:.1e}",
-            _verdict(ok_flow and all(p["holds"] for p in proofs[2:])),
+            verdict(ok_flow and all(p["holds"] for p in proofs[2:])),
         ),
     ]
     return text, claims
@@ -168,7 +164,7 @@ def _theorem_4_3(ctx) -> tuple[str, list[Claim]]:
         "NC ray unstable near the origin for L > 1, region grows with L; stable for L = 1",
         "closed-form eigenvalue vs brentq root of the numerical Jacobian, K = 8, 16, 32, L = 1..10",
         "sigma*(8, L=2..10) = " + ", ".join(f"{table[(8, L)]['closed_form']:.2f}" for L in depths) + "; L = 1: none",
-        _verdict(agree and grows and shallow),
+        verdict(agree and grows and shallow),
     )
     return text, [claim]
 
@@ -222,7 +218,7 @@ def _theorem_4_4(ctx) -> tuple[str, list[Claim]]:
         "S_max/S_min 1.2 -> "
         + ", ".join(f"{r['ratio'][-1]:.2f}" for r in ratios)
         + f" (L = 1, 2, 3); hitting times within {err:.2%}",
-        _verdict(amplified and err < 0.02),
+        verdict(amplified and err < 0.02),
     )
     return text, [claim]
 
@@ -248,7 +244,7 @@ def _kl_and_trajectories(ctx) -> tuple[str, list[Claim]]:
         "Lyapunov for L = 1; can diverge for deep models",
         "balanced flow, K = 8, S_j(0) = 1e-3 exp(0.3 xi_j), L = 1..4 to margin 20 (plus hypothesis tests)",
         f"L = 1 largest KL increase {rise:.1e}; final KL for L = 3, 4: {', '.join(f'{k[-1]:.2f}' for k in deep)} and rising",
-        _verdict(rise <= 1e-9 and grows),
+        verdict(rise <= 1e-9 and grows),
     )
     return text, [claim]
 
@@ -275,7 +271,7 @@ def _basin(ctx) -> tuple[str, list[Claim]]:
         "depth shrinks the basin of attraction of NC",
         f"K = 8, S_j(0) = scale exp(eps xi_j), 4 scales x 3 eps x {seeds} seeds, balanced flow to margin 20",
         "fraction at NC for L = 1..4: " + ", ".join(f"{f:.2f}" for f in overall),
-        _verdict(bool(ok)),
+        verdict(bool(ok)),
     )
     return text, [claim]
 
@@ -323,7 +319,7 @@ def _theorem_4_5(ctx) -> tuple[str, list[Claim]]:
         "wide random init: dZ/dt(0) aligns with the simplex ETF",
         f"torch JVP of the logits, Gaussian init var scale^2/d, K = 4, L = 2, d = {widths[0]}..{widths[-1]}, 3 seeds; L = 1..6 at d = 64",
         f"cosine {cos_w[0]:.3f} -> {cos_w[-1]:.4f}; gap exponent {beta:.2f} (1 - cos ~ d^{2 * beta:.2f}); cosine falls with depth {cos_l[0]:.3f} -> {cos_l[-1]:.3f}",
-        _verdict(ok),
+        verdict(ok),
     )
     return text, [claim]
 
@@ -380,7 +376,7 @@ def _section_5(ctx) -> tuple[str, list[Claim]]:
         "effective rank of the mean logits falls with depth, rises with width",
         f"GD from Gaussian init, no regularisation, K = 10, L in {depths}, d in {widths}, {len(seeds)} seeds",
         f"rank {grid[0, 0]:.2f} (L = {depths[0]}, d = {widths[0]}) ... {grid[-1, 0]:.2f} (L = {depths[-1]}); {grid[-1, -1]:.2f} at d = {widths[-1]}",
-        _verdict(ok),
+        verdict(ok),
     )
     return text, [claim]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from implicitbias.figures import markdown_table, plt, save_figure
-from implicitbias.report import Claim, Section
+from implicitbias.report import Claim, Section, verdict
 from implicitbias.validation import head_rank as hr
 from implicitbias.validation.data import dataset_path_problem
 
@@ -80,13 +80,13 @@ def _grid_section(ctx, dataset: str) -> tuple[str, list[Claim]]:
     claims = [
         Claim("Sec. 5 (depth)", "effective rank of the mean logits falls as the head deepens", scale,
               f"rank(L min) - rank(L max) per width: {fmt(t['depth']['drops'])}; Spearman {fmt(t['depth']['rho'])}",
-              "agrees" if t["depth"]["holds"] else "disagrees"),
+              verdict(t["depth"]["holds"])),
         Claim("Sec. 5 (width)", "effective rank rises with head width", scale,
               f"rank(widest) - rank(narrowest) per depth >= 2: {fmt(t['width']['rises'])}",
-              "agrees" if t["width"]["holds"] else "disagrees"),
+              verdict(t["width"]["holds"])),
         Claim("Sec. 5 (accuracy)", "lower effective rank goes with worse test accuracy", scale,
               f"Spearman(rank, test acc) over cells = {t['accuracy']['rho']:.2f}",
-              "agrees" if t["accuracy"]["holds"] else "disagrees"),
+              verdict(t["accuracy"]["holds"])),
     ]
     small = {(r["depth"], r["width"]): r["rank_mean"] for r in rows if r["head_init"] == "small" and r["depth"] > 1}
     pairs = [(L, small[L, w], r["rank_mean"]) for r in he_rows for (L, w) in small if (r["depth"], r["width"]) == (L, w)]
@@ -95,7 +95,7 @@ def _grid_section(ctx, dataset: str) -> tuple[str, list[Claim]]:
             "Sec. 4 on real nets", "small head initialisation strengthens the low-rank bias (rich get richer, Thm 4.4)",
             f"{dataset}, head init He x{GRIDS[dataset][1][0]['head_init_scale']} vs He, same body and training",
             "; ".join(f"L = {L}: {a:.2f} vs {b:.2f}" for L, a, b in pairs),
-            "agrees" if all(a < b - TOLERANCE for _, a, b in pairs) else "disagrees",
+            verdict(all(a < b - TOLERANCE for _, a, b in pairs)),
         ))
     text = (f"### {dataset}\n\n{scale}. Ranks are Roy–Vetterli effective ranks of the K x K mean-logit "
             f"matrix on the training set at the end of training; a trend holds when it exceeds {TOLERANCE} "

@@ -27,8 +27,9 @@ from implicitbias.numerics.phase import (
     phase_configs,
     phase_diagram,
 )
+from implicitbias.numerics.margin import schatten_exponent
 from implicitbias.numerics.schatten_margin import feasible_directions, nc_directional_slopes
-from implicitbias.report import Claim, Section
+from implicitbias.report import Claim, Section, verdict
 
 NAME = "phase"
 ORDER = 10
@@ -79,16 +80,16 @@ def draw_heatmap(records, path: Path) -> Path:
     cells = [r for r in records if isinstance(r["L"], int)]
     Ks = sorted({r["K"] for r in cells})
     Ls = sorted({r["L"] for r in cells})
-    verdict = np.full((len(Ls), len(Ks)), np.nan)
+    verdict_grid = np.full((len(Ls), len(Ks)), np.nan)
     rank = np.full((len(Ls), len(Ks)), np.nan)
     for r in cells:
         i, j = Ls.index(r["L"]), Ks.index(r["K"])
-        verdict[i, j] = VERDICTS.index(r["verdict"])
+        verdict_grid[i, j] = VERDICTS.index(r["verdict"])
         rank[i, j] = best_rank(r)
     fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.5 * len(Ks) + 4), 0.35 * len(Ls) + 2.5))
     cmap = plt.matplotlib.colors.ListedColormap(["#d7301f", "#2b8cbe", "#bdbdbd"])
     extent = (Ks[0] - 0.5, Ks[-1] + 0.5, Ls[0] - 0.5, Ls[-1] + 0.5)
-    axes[0].imshow(verdict, origin="lower", cmap=cmap, vmin=-0.5, vmax=2.5, extent=extent, aspect="auto")
+    axes[0].imshow(verdict_grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=2.5, extent=extent, aspect="auto")
     axes[0].legend(
         handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=v) for i, v in enumerate(VERDICTS)],
         loc="upper center",
@@ -111,7 +112,7 @@ def draw_heatmap(records, path: Path) -> Path:
         {
             "K": [k for k, _ in flat],
             "L": [L for _, L in flat],
-            "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in verdict.ravel()],
+            "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in verdict_grid.ravel()],
             "best_rank": [int(x) if not np.isnan(x) else "" for x in rank.ravel()],
         },
     )
@@ -176,7 +177,7 @@ def _theorem_3_1_claim(records) -> Claim:
     failed = [(r["K"], r["L"]) for r in region if r["verdict"] != "NC suboptimal"]
     exact = sum(r["certificate"]["kind"] == "exact" for r in region)
     slopes = [
-        nc_directional_slopes(K, 2 / (L + 1), feasible_directions(K, 50, seed=K)).min()
+        nc_directional_slopes(K, schatten_exponent(L), feasible_directions(K, 50, seed=K)).min()
         for K in LOCAL_KS
         for L in LOCAL_LS
     ]
@@ -189,7 +190,7 @@ def _theorem_3_1_claim(records) -> Claim:
         f"finite-difference slopes along 50 random feasible directions at NC, K in {LOCAL_KS}, L in {LOCAL_LS}",
         f"{len(region) - len(failed)}/{len(region)} cells NC suboptimal ({exact} exact sympy certificates); "
         f"min slope {min(slopes):.3g} > 0" + (f"; failed {failed[:5]}" if failed else ""),
-        "agrees" if not failed and min(slopes) > 0 else "disagrees",
+        verdict(not failed and min(slopes) > 0),
     )
 
 
@@ -202,7 +203,7 @@ def _l1_claim(records) -> Claim:
         "NC is the global optimum of the shallow UFM (convex nuclear-norm problem)",
         f"cvxpy (Clarabel) nuclear-norm optimum with dual bound for K <= 16; exact dual bound (uniform multipliers) for K <= {max(r['K'] for r in cells)}",
         f"{len(ok)}/{len(cells)} cells NC optimal; max |cvxpy - (K - 1)| = {worst:.2e}",
-        "agrees" if len(ok) == len(cells) else "disagrees",
+        verdict(len(ok) == len(cells)),
     )
 
 
@@ -223,7 +224,7 @@ def _theorem_3_2(ctx) -> tuple[Claim, str]:
         f"multi-start solver without the K-gon start (effort 2, refined at fixed rank), K in "
         f"{LIMIT_KS[ctx.tier].start}..{LIMIT_KS[ctx.tier].stop - 1}, L in 30, 100 and p -> 0 (rank, then sum log sigma)",
         f"{good}/{len(recs)} best solutions are rank-2 regular K-gons (spectrum, sorted angles) at the exact K-gon value",
-        "agrees" if good == len(recs) else "disagrees",
+        verdict(good == len(recs)),
     )
     return claim, table
 
