@@ -1,6 +1,6 @@
 """Benchmark: the P(K, L) solver against deep-UFM gradient descent on the same cells, side by side.
 
-For each cell, ``implicitbias.numerics.gd_crosscheck.gd_crosscheck`` trains the full deep UFM
+For each cell, ``implicitbias.numerics.maxmargin.gd_crosscheck.gd_crosscheck`` trains the full deep UFM
 (L weight matrices, N = L + 1 factors; width 2K, n = 1, normalised GD with steps of length lr
 until the loss is below 1e-250) and times it, then times the multi-start solver (effort 1) in the
 same process.  Printed: GD's unit-margin objective and structure, the solver's objective of the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.gd_crosscheck import gd_crosscheck
+from implicitbias.numerics.maxmargin.gd_crosscheck import gd_crosscheck
 
 CELLS = ({"K": 4, "L": 3}, {"K": 6, "L": 2}, {"K": 6, "L": 3}, {"K": 8, "L": 4, "scale": 0.3})
 

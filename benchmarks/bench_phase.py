@@ -1,6 +1,6 @@
 """Benchmark: the full phase diagram K = 2..32 x L = 1..12 at default effort (target < 60 s).
 
-Runs ``implicitbias.numerics.phase`` on a fresh temporary store through a process pool (the
+Runs ``implicitbias.numerics.maxmargin.phase`` on a fresh temporary store through a process pool (the
 ``implicitbias phase`` default), then prints a table: wall time, summed per-cell time, cells per
 verdict, summed per-cell wall and CPU times, the slowest K, and the 1-minute load average of the machine before and after (the dev VM
 is shared, so wall times move with the load).  Usage: python benchmarks/bench_phase.py [--kmax 32]
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.phase import phase_configs, phase_diagram
+from implicitbias.numerics.maxmargin.phase import phase_configs, phase_diagram
 from implicitbias.store import Store
 
 

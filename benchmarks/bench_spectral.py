@@ -20,8 +20,8 @@ import platform
 import time
 
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.spectral_agreement import spectral_vs_full
-from implicitbias.numerics.spectral_flow import integrate, perturbed_nc
+from implicitbias.numerics.ufm.spectral_agreement import spectral_vs_full
+from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory.spectral_ode import SpectralODE
 
 

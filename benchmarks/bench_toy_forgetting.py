@@ -14,8 +14,8 @@ import os
 import tempfile
 import time
 
-from implicitbias.numerics.clock_comparison import group_rows
-from implicitbias.numerics.toy_forgetting import KIND, run_toy
+from implicitbias.validation.toy_analysis import group_rows
+from implicitbias.validation.toy import KIND, run_toy
 
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table

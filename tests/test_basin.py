@@ -3,7 +3,7 @@ end at NC (final effective rank >= K - 1.5) shrinks as depth grows, at a fixed i
 
 import numpy as np
 
-from implicitbias.numerics.basin import basin_cell
+from implicitbias.numerics.ufm.basin import basin_cell
 
 
 def fraction_at_nc(L, K=8, scale=0.1, seeds=6):

@@ -14,8 +14,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicitbias.numerics import codes
-from implicitbias.numerics.margin import margins, schatten_objective
+from implicitbias.numerics.maxmargin import codes
+from implicitbias.numerics.maxmargin.margin import margins, schatten_objective
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
 

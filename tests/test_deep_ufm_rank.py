@@ -5,7 +5,7 @@ width, over a grid with several seeds (a bigger grid in the slow tier)."""
 import numpy as np
 import pytest
 
-from implicitbias.numerics.depth_rank import trained_rank
+from implicitbias.numerics.ufm.depth_rank import trained_rank
 
 
 def rank_grid(depths, widths, seeds, steps=1500):

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import ortho_group
 
-from implicitbias.numerics.rank import DEFINITIONS, effective_rank
+from implicitbias.numerics.metrics.rank import DEFINITIONS, effective_rank
 
 
 @settings(max_examples=30, deadline=None)

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import torch
 
-from implicitbias.numerics.deep_ufm import cross_entropy, gradient_descent
-from implicitbias.numerics.gd_crosscheck import crosscheck_config, gd_crosscheck
-from implicitbias.numerics.margin import margins
-from implicitbias.numerics.schatten_margin import solve_margin_problem
+from implicitbias.numerics.ufm.deep_ufm import cross_entropy, gradient_descent
+from implicitbias.numerics.maxmargin.gd_crosscheck import crosscheck_config, gd_crosscheck
+from implicitbias.numerics.maxmargin.margin import margins
+from implicitbias.numerics.maxmargin.solver import solve_margin_problem
 from implicitbias.theory.params import ParameterError
 
 TOL = 0.01  # relative; GD reaches 2e-4 (K = 4, L = 3) and 2e-3 (K = 6, L = 3) by loss 1e-250

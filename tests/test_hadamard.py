@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import softmax
 
-from implicitbias.numerics.deep_ufm import hadamard_init
+from implicitbias.numerics.ufm.deep_ufm import hadamard_init
 from implicitbias.theory.hadamard import (
     dyadic_defect,
     dyadic_matrix,

@@ -7,8 +7,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
-from implicitbias.numerics.kl_to_nc import kl_to_nc, kl_to_nc_of_matrix
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.metrics.kl_to_nc import kl_to_nc, kl_to_nc_of_matrix
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.params import ParameterError
 from implicitbias.theory.spectral_ode import SpectralODE
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicitbias.numerics import schatten_margin as sm
-from implicitbias.numerics.margin import margins
+from implicitbias.numerics.maxmargin import solver as sm
+from implicitbias.numerics.maxmargin.margin import margins
 from implicitbias.theory import params
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import ortho_group
 
-from implicitbias.numerics.nc_metrics import nc_metrics
+from implicitbias.numerics.metrics.nc_metrics import nc_metrics
 from implicitbias.theory.params import ParameterError
 
 

@@ -6,7 +6,7 @@ import scipy.linalg
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from implicitbias.numerics.optimizers import OPTIMIZERS, make_optimizer, newton_schulz
+from implicitbias.numerics.optim.optimizers import OPTIMIZERS, make_optimizer, newton_schulz
 from implicitbias.theory.params import ParameterError
 
 

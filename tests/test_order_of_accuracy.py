@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from implicitbias.numerics.order_of_accuracy import (
+from implicitbias.numerics.optim.order_of_accuracy import (
     DEFAULT_VALUES,
     discrete_maps,
     generic_flow,

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from implicitbias.cli import main
-from implicitbias.numerics.phase import KIND
+from implicitbias.numerics.maxmargin.phase import KIND
 from implicitbias.report import build_report
 from implicitbias.report.sections import phase as section
 from implicitbias.store import Store

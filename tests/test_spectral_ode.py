@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicitbias.numerics import deep_ufm as du
-from implicitbias.numerics.spectral_agreement import off_diagonal_mass, spectral_vs_full
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.ufm import deep_ufm as du
+from implicitbias.numerics.ufm.spectral_agreement import off_diagonal_mass, spectral_vs_full
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.params import ParameterError
 from implicitbias.theory.spectral_ode import (
     SpectralODE,

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.executors import open_executor
-from implicitbias.numerics import codes
-from implicitbias.numerics import schatten_margin as sm
-from implicitbias.numerics.margin import margins
-from implicitbias.numerics.phase import phase_cell, phase_configs, phase_diagram
+from implicitbias.numerics.maxmargin import codes
+from implicitbias.numerics.maxmargin import solver as sm
+from implicitbias.numerics.maxmargin.margin import margins
+from implicitbias.numerics.maxmargin.phase import phase_cell, phase_configs, phase_diagram
 from implicitbias.theory import codes as exact
 
 REGION = [(K, L) for K in range(2, 33) for L in range(1, 13) if (L == 2 and K >= 6) or (L >= 3 and K >= 4)]

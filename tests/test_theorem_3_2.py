@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from implicitbias.numerics.margin import margins
-from implicitbias.numerics.phase import depth_limit_cell
+from implicitbias.numerics.maxmargin.margin import margins
+from implicitbias.numerics.maxmargin.phase import depth_limit_cell
 
 
 def _assert_regular_kgon(Z, K):

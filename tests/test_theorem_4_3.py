@@ -9,11 +9,11 @@ finite differences of trajectories integrated by solve_ivp.
 import numpy as np
 import pytest
 
-from implicitbias.numerics.nc_ray import (
+from implicitbias.numerics.ufm.nc_ray import (
     numeric_threshold,
     numeric_transverse_eigenvalues,
 )
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.nc_stability import (
     instability_threshold,
     transverse_eigenvalue,

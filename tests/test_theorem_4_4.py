@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicitbias.numerics.rich_get_richer import leave_origin_cell
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.ufm.rich_get_richer import leave_origin_cell
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import (
     blowup_time,
     linear_solution,

@@ -8,8 +8,8 @@ ETF direction is explicit; nothing here is produced by the code under test's own
 import numpy as np
 import pytest
 
-from implicitbias.numerics.deep_ufm import hadamard_init, logit_velocity
-from implicitbias.numerics.etf_alignment import (
+from implicitbias.numerics.ufm.deep_ufm import hadamard_init, logit_velocity
+from implicitbias.numerics.ufm.etf_alignment import (
     etf_direction,
     fit_exponent,
     velocity_alignment,

@@ -13,16 +13,16 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from implicitbias.numerics.clock_comparison import group_rows, organisation
-from implicitbias.numerics.forgetting_metrics import (
+from implicitbias.validation.toy_analysis import group_rows, organisation
+from implicitbias.numerics.metrics.forgetting_metrics import (
     norm_slope,
     repair_gap,
     run_summary,
     selected_test_acc,
     tau_interp,
 )
-from implicitbias.numerics.init import kernel_norms, scale_init_
-from implicitbias.numerics.toy_forgetting import KIND, run_toy, sweep_configs, toy_model
+from implicitbias.validation.init import kernel_norms, scale_init_
+from implicitbias.validation.toy import KIND, run_toy, sweep_configs, toy_model
 from implicitbias.theory.params import ParameterError
 
 

@@ -2,7 +2,7 @@
 
 Setting (Spec A, sections 1 and 4).  K = 2^k classes, n samples per class, depth L = number of
 weight matrices, N = L + 1 factors including the features H.  Under the Hadamard initialisation
-(``implicitbias.numerics.deep_ufm.hadamard_init``) every factor keeps its singular vectors
+(``implicitbias.numerics.ufm.deep_ufm.hadamard_init``) every factor keeps its singular vectors
 (``implicitbias.theory.hadamard``: the cross-entropy gradient of a dyadic logit matrix is diagonal
 in Q = H_K / sqrt(K)), so the flow lives on the per-layer singular values s_{l,j}, l = 0..L
 (l = 0 is H), j = 0..K-1, with logit singular values S_j = prod_l s_{l,j} and

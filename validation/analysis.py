@@ -1,7 +1,7 @@
 """Spreads across sigma_w, spread against the forgetting clocks, and the C1-C7 claims table (Spec B).
 
 A *group* is the runs of one setting that differ only in sigma_w (same seed).  Per group
-(``implicitbias.numerics.forgetting_metrics``):
+(``implicitbias.numerics.metrics.forgetting_metrics``):
 
     spread      = max - min over sigma_w of the validation-selected test accuracy (points)
     norm_slope  = d log ||W_final|| / d log sigma_w (1: the final norm stays coupled to the initial
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from implicitbias.numerics.forgetting_metrics import INTERPOLATION_THRESHOLD, group_summary, spread
+from implicitbias.numerics.metrics.forgetting_metrics import INTERPOLATION_THRESHOLD, group_summary, spread
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 
 __all__ = ["Group", "group_runs", "clock_fits", "claims", "CLAIMS", "SPREAD_LARGE", "history_prefix_spread"]

@@ -27,7 +27,7 @@ from concurrent.futures import Executor
 import torch
 from torch.func import functional_call, stack_module_state, vmap
 
-from implicitbias.numerics.init import kernel_norms
+from implicitbias.validation.init import kernel_norms
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.validation import run as run_mod

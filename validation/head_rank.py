@@ -6,7 +6,7 @@ unregularised cross-entropy on a training set it interpolates.  Along training (
 ``geometry_every`` epochs and at the end) the run records, on the training set in eval mode:
 
 - the effective rank of the mean-logit matrix Zbar (K x K, column k = mean logits of class k),
-  under every definition of ``implicitbias.numerics.rank`` (Roy–Vetterli primary);
+  under every definition of ``implicitbias.numerics.metrics.rank`` (Roy–Vetterli primary);
 - the effective rank of the centred class-mean feature matrix at the input of every head layer
   (M_l = [mu_c - mu_G]_c, K x d_l; l = 0 is the body's output);
 - NC1-NC4 of the last head layer's input features against the last weight matrix W_L.
@@ -28,8 +28,8 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from implicitbias.numerics.nc_metrics import class_mean_rows, nc_metrics
-from implicitbias.numerics.rank import effective_ranks
+from implicitbias.numerics.metrics.nc_metrics import class_mean_rows, nc_metrics
+from implicitbias.numerics.metrics.rank import effective_ranks
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.validation.run import (

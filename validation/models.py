@@ -15,7 +15,7 @@ dataset; a max-pool is skipped where the feature map is already a single pixel h
 The head (:class:`Head`) is a separate module: ``depth`` = L weight matrices (so the head and its
 input features make N = L + 1 factors), hidden ``width``, ``activation`` linear or relu, bias-free,
 with :meth:`Head.features` returning every layer's input for the deep-head experiments.
-Initialisation is left to ``implicitbias.numerics.init.scale_init_`` (sigma_w times He normal).
+Initialisation is left to ``implicitbias.validation.init.scale_init_`` (sigma_w times He normal).
 """
 
 from __future__ import annotations

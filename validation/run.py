@@ -16,7 +16,7 @@ T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k up to th
 recorded as ``diverged`` with that epoch.
 
 Initialisation: every kernel sigma_w x He normal with the run's seed (the same draw for every
-sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.numerics.init``).  The seed also
+sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.validation.init``).  The seed also
 drives the minibatch order and augmentation.  Runtime options that do not change the numbers
 (device, threads, channels_last, compile) are passed apart from the config and not hashed.
 """
@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping
 
 import torch
 
-from implicitbias.numerics.forgetting_metrics import run_summary
-from implicitbias.numerics.init import kernel_norms, scale_init_
-from implicitbias.numerics.optimizers import OPTIMIZERS, make_optimizer
+from implicitbias.numerics.metrics.forgetting_metrics import run_summary
+from implicitbias.validation.init import kernel_norms, scale_init_
+from implicitbias.numerics.optim.optimizers import OPTIMIZERS, make_optimizer
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch

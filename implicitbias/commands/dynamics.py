@@ -18,8 +18,8 @@ import numpy as np
 
 from implicitbias.executors import EXECUTORS, open_executor
 from implicitbias.figures import markdown_table, plt, save_figure
-from implicitbias.numerics.basin import basin_cell
-from implicitbias.numerics.spectral_flow import trajectory_record
+from implicitbias.numerics.ufm.basin import basin_cell
+from implicitbias.numerics.ufm.spectral_flow import trajectory_record
 from implicitbias.store import Store
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE

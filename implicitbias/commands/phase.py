@@ -10,7 +10,7 @@ matrices (N = L + 1 factors including the features).
 from __future__ import annotations
 
 from implicitbias.executors import EXECUTORS, open_executor
-from implicitbias.numerics.phase import boundary, phase_configs, phase_diagram
+from implicitbias.numerics.maxmargin.phase import boundary, phase_configs, phase_diagram
 from implicitbias.report.sections.phase import boundary_markdown, write_outputs
 from implicitbias.store import Store
 from implicitbias.theory import params

@@ -13,9 +13,9 @@ import numpy as np
 import sympy as sp
 
 from implicitbias.figures import markdown_table, plt, save_figure
-from implicitbias.numerics.clock_comparison import group_rows, organisation
-from implicitbias.numerics.order_of_accuracy import LOSSES, order_of_accuracy
-from implicitbias.numerics.toy_forgetting import KIND, run_toy, sweep_configs
+from implicitbias.validation.toy_analysis import group_rows, organisation
+from implicitbias.numerics.optim.order_of_accuracy import LOSSES, order_of_accuracy
+from implicitbias.validation.toy import KIND, run_toy, sweep_configs
 from implicitbias.report import Claim, Section, verdict
 from implicitbias.theory.clocks import CLOCKS, forgetting_clocks
 from implicitbias.theory.implicit_regularisers import (
@@ -219,7 +219,7 @@ def _toy_markdown(ctx, configs, records, groups, org, tier) -> list[str]:
     return [
         "### Initialisation memory of a scale-invariant toy classifier",
         "",
-        f"BatchNorm MLP on MNIST-1D (`numerics.toy_forgetting`), tier `{tier}`: sigma_w in "
+        f"BatchNorm MLP on MNIST-1D (`validation.toy`), tier `{tier}`: sigma_w in "
         f"{SWEEPS[tier]['sigma_grid']}, seeds {SWEEPS[tier]['seeds']}, {SWEEPS[tier]['epochs']} epochs, width "
         f"{SWEEPS[tier]['width']}; spread = best minus worst validation-selected test accuracy across sigma_w "
         "(mean and std over seeds); slope = d log(final kernel norm) / d log sigma_w.",

@@ -17,13 +17,13 @@ from implicitbias.commands.dynamics import (
     trajectory_figure,
 )
 from implicitbias.figures import markdown_table, plt, save_figure
-from implicitbias.numerics.basin import basin_cell
-from implicitbias.numerics.depth_rank import trained_rank
-from implicitbias.numerics.etf_alignment import fit_exponent, velocity_alignment
-from implicitbias.numerics.nc_ray import threshold_cell
-from implicitbias.numerics.rich_get_richer import leave_origin_cell, ratio_cell
-from implicitbias.numerics.spectral_agreement import spectral_vs_full
-from implicitbias.numerics.spectral_flow import trajectory_record
+from implicitbias.numerics.ufm.basin import basin_cell
+from implicitbias.numerics.ufm.depth_rank import trained_rank
+from implicitbias.numerics.ufm.etf_alignment import fit_exponent, velocity_alignment
+from implicitbias.numerics.ufm.nc_ray import threshold_cell
+from implicitbias.numerics.ufm.rich_get_richer import leave_origin_cell, ratio_cell
+from implicitbias.numerics.ufm.spectral_agreement import spectral_vs_full
+from implicitbias.numerics.ufm.spectral_flow import trajectory_record
 from implicitbias.report import Claim, Section, verdict
 from implicitbias.theory.hadamard import softmax_dyadic_proof
 from implicitbias.theory.nc_stability import ray_linearisation, transverse_eigenvalue
@@ -234,7 +234,7 @@ def _kl_and_trajectories(ctx) -> tuple[str, list[Claim]]:
     text = "\n".join(
         [
             "KL divergence to NC used here: KL(uniform || S / sum S) over the K - 1 active modes "
-            "(`implicitbias.numerics.kl_to_nc`); zero at NC, infinite when a mode vanishes.",
+            "(`implicitbias.numerics.metrics.kl_to_nc`); zero at NC, infinite when a mode vanishes.",
             "",
             f"![trajectories]({ctx.link(path)})",
         ]
@@ -362,7 +362,7 @@ def _section_5(ctx) -> tuple[str, list[Claim]]:
             "",
             markdown_table(["L \\ d", *widths], [[L, *[f"{v:.2f}" for v in grid[i]]] for i, L in enumerate(depths)]),
             "",
-            f"NC1-NC4 (Papyan et al.; `implicitbias.numerics.nc_metrics`) of the last hidden features, d = {widths[-1]}, "
+            f"NC1-NC4 (Papyan et al.; `implicitbias.numerics.metrics.nc_metrics`) of the last hidden features, d = {widths[-1]}, "
             "mean over seeds (n = 1 sample per class, so NC1 = 0 by construction; NC2/NC3 grow with depth as the "
             "means leave the simplex ETF):",
             "",

@@ -1,6 +1,6 @@
 """Report section: where neural collapse stops being optimal (Spec A, Theorems 3.1 and 3.2).
 
-Runs (or reads from the store) the (K, L) phase diagram of P(K, L) (``numerics.phase``), the
+Runs (or reads from the store) the (K, L) phase diagram of P(K, L) (``numerics.maxmargin.phase``), the
 large-depth checks of Theorem 3.2, a first-order check that NC stays a local optimum and a
 gradient-descent cross-check of the solver on the full deep UFM (``numerics.gd_crosscheck``);
 writes the heatmap (verdict and best rank), the cells CSV, a Markdown table and the boundary table
@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from implicitbias.figures import markdown_table, plt, save_figure, write_csv
-from implicitbias.numerics.gd_crosscheck import KIND as GD_KIND
-from implicitbias.numerics.gd_crosscheck import crosscheck_config, gd_crosscheck
-from implicitbias.numerics.phase import (
+from implicitbias.numerics.maxmargin.gd_crosscheck import KIND as GD_KIND
+from implicitbias.numerics.maxmargin.gd_crosscheck import crosscheck_config, gd_crosscheck
+from implicitbias.numerics.maxmargin.phase import (
     LIMIT_KIND,
     VERDICTS,
     best_rank,
@@ -27,8 +27,8 @@ from implicitbias.numerics.phase import (
     phase_configs,
     phase_diagram,
 )
-from implicitbias.numerics.margin import schatten_exponent
-from implicitbias.numerics.schatten_margin import feasible_directions, nc_directional_slopes
+from implicitbias.numerics.maxmargin.margin import schatten_exponent
+from implicitbias.numerics.maxmargin.solver import feasible_directions, nc_directional_slopes
 from implicitbias.report import Claim, Section, verdict
 
 NAME = "phase"

@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 import time
 
-from implicitbias.numerics.deep_ufm import gaussian_init, gradient_descent
-from implicitbias.numerics.margin import min_margin, schatten_exponent
-from implicitbias.numerics.schatten_margin import solve_margin_problem, verify
+from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent
+from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
+from implicitbias.numerics.maxmargin.solver import solve_margin_problem, verify
 from implicitbias.theory import params
 
 __all__ = ["KIND", "crosscheck_config", "gd_crosscheck"]

@@ -40,7 +40,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
-from implicitbias.numerics.margin import min_margin
+from implicitbias.numerics.maxmargin.margin import min_margin
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 

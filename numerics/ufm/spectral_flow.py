@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from implicitbias.numerics.kl_to_nc import kl_to_nc
-from implicitbias.numerics.rank import effective_rank
+from implicitbias.numerics.metrics.kl_to_nc import kl_to_nc
+from implicitbias.numerics.metrics.rank import effective_rank
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE
 
@@ -52,7 +52,7 @@ class SpectralTrajectory:
 
     @property
     def kl(self) -> np.ndarray:
-        """KL divergence to NC along the trajectory (``implicitbias.numerics.kl_to_nc``)."""
+        """KL divergence to NC along the trajectory (``implicitbias.numerics.metrics.kl_to_nc``)."""
         return np.array([kl_to_nc(s) for s in self.singular_values])
 
 

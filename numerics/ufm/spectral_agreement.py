@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from implicitbias.numerics import deep_ufm
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.ufm import deep_ufm
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.spectral_ode import SpectralODE
 
 __all__ = ["off_diagonal_mass", "spectral_vs_full"]

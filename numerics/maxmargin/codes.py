@@ -29,7 +29,7 @@ import torch
 from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
-from implicitbias.numerics.margin import min_margin, unit_margin
+from implicitbias.numerics.maxmargin.margin import min_margin, unit_margin
 from implicitbias.theory import params
 
 __all__ = [

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicitbias.numerics.codes import CODES
-from implicitbias.numerics.margin import schatten_exponent
-from implicitbias.numerics.schatten_margin import (
+from implicitbias.numerics.maxmargin.codes import CODES
+from implicitbias.numerics.maxmargin.margin import schatten_exponent
+from implicitbias.numerics.maxmargin.solver import (
     MAX_DIMENSION,
     nuclear_norm_dual_bound,
     nuclear_norm_optimum,

@@ -36,7 +36,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import minimize
 
-from implicitbias.numerics.codes import (
+from implicitbias.numerics.maxmargin.codes import (
     CODES,
     centre_columns,
     class_vectors,
@@ -47,7 +47,7 @@ from implicitbias.numerics.codes import (
     single_threaded,
     softmax_code,
 )
-from implicitbias.numerics.margin import margins, min_margin, schatten_objective, unit_margin
+from implicitbias.numerics.maxmargin.margin import margins, min_margin, schatten_objective, unit_margin
 from implicitbias.theory import params
 
 __all__ = [

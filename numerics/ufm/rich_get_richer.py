@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from implicitbias.numerics.spectral_flow import integrate
+from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import blowup_time, linear_solution
 from implicitbias.theory.spectral_ode import SpectralODE
 

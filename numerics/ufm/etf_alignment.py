@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from implicitbias.numerics.deep_ufm import gaussian_init, logit_velocity
+from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
 
 __all__ = ["etf_direction", "fit_exponent", "velocity_alignment"]
 

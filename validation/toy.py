@@ -8,7 +8,7 @@ generated locally, no download):
 Both hidden kernels sit in front of a BatchNorm, so the loss is invariant to their scale: for
 SGD the effective learning rate of such a kernel is eta / rho^2 (rho = ||W||_F), which is how
 sigma_w can matter at all.  The head is linear (not scale-invariant) and is scaled with sigma_w
-unless ``scale_head`` is false.  Initialisation: ``implicitbias.numerics.init.scale_init_``.
+unless ``scale_head`` is false.  Initialisation: ``implicitbias.validation.init.scale_init_``.
 
 One run is a pure function ``run_toy(config) -> record`` (deterministic given the seed, one
 torch thread), so a sweep goes through ``Store.map`` (cached, resumable, parallel).  The data
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 
 import numpy as np
 import torch
-from implicitbias.numerics.forgetting_metrics import run_summary
-from implicitbias.numerics.init import kernel_norms, scale_init_
-from implicitbias.numerics.optimizers import make_optimizer
+from implicitbias.numerics.metrics.forgetting_metrics import run_summary
+from implicitbias.validation.init import kernel_norms, scale_init_
+from implicitbias.numerics.optim.optimizers import make_optimizer
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import OPTIMIZERS, forgetting_clocks

@@ -9,7 +9,7 @@ spectrum is at least K - 1 - ``tolerance`` (NC has rank K - 1).  Spec A: depth s
 
 from __future__ import annotations
 
-from implicitbias.numerics.spectral_flow import integrate, perturbed_nc
+from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory.spectral_ode import SpectralODE
 
 __all__ = ["basin_cell"]

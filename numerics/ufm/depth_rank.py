@@ -4,7 +4,7 @@ Deep UFM (``deep_ufm``), K classes, n per class, width d, depth L = number of we
 (N = L + 1 factors), Gaussian init N(0, scale^2/d), plain gradient descent on the unregularised mean
 cross-entropy.  After ``steps`` steps the mean-logit matrix Zbar (K x K, column k = mean logits of
 class k) is summarised by its Roy-Vetterli effective rank exp(H(sigma / sum sigma)) (primary),
-the other definitions of ``implicitbias.numerics.rank``, its margin, the KL divergence to NC and
+the other definitions of ``implicitbias.numerics.metrics.rank``, its margin, the KL divergence to NC and
 the NC1-NC4 metrics of the last hidden features W_{L-1} ... W_1 H with classifier W_L
 (or ``diverged: True`` when the step size was too large for that depth and seed).
 Spec A reports: the rank falls with depth and rises with width.
@@ -12,11 +12,11 @@ Spec A reports: the rank falls with depth and rises with width.
 
 from __future__ import annotations
 
-from implicitbias.numerics.deep_ufm import gaussian_init, gradient_descent, logits
-from implicitbias.numerics.kl_to_nc import kl_to_nc_of_matrix
-from implicitbias.numerics.margin import class_means, labels, min_margin
-from implicitbias.numerics.nc_metrics import nc_metrics
-from implicitbias.numerics.rank import effective_ranks
+from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent, logits
+from implicitbias.numerics.metrics.kl_to_nc import kl_to_nc_of_matrix
+from implicitbias.numerics.maxmargin.margin import class_means, labels, min_margin
+from implicitbias.numerics.metrics.nc_metrics import nc_metrics
+from implicitbias.numerics.metrics.rank import effective_ranks
 
 __all__ = ["trained_rank"]
 

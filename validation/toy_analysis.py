@@ -1,6 +1,6 @@
 """Spread against clock: does a forgetting clock organise the measured initialisation memory?
 
-Input: the (config, record) pairs of a toy sweep (``implicitbias.numerics.toy_forgetting``).
+Input: the (config, record) pairs of a toy sweep (``implicitbias.validation.toy``).
 Runs are grouped by everything but sigma_w and seed; per group and seed the spread of the
 validation-selected test accuracy across sigma_w and the slope of log final kernel norm against
 log sigma_w are computed (``forgetting_metrics.group_summary``), then averaged over seeds.
@@ -21,8 +21,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from implicitbias.numerics.forgetting_metrics import group_summary
-from implicitbias.numerics.toy_forgetting import group_clocks, group_key
+from implicitbias.numerics.metrics.forgetting_metrics import group_summary
+from implicitbias.validation.toy import group_clocks, group_key
 from implicitbias.theory.clocks import CLOCKS, governing_clock
 from scipy.stats import spearmanr
 from sklearn.isotonic import IsotonicRegression
