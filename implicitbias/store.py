@@ -2,10 +2,14 @@
 
 A record is identified by ``(kind, config)``; its key is the SHA-256 of the canonical JSON of
 both (sorted keys, no whitespace), so the same config always maps to the same row and a rerun
-returns the stored record instead of recomputing it.  Each write is its own committed
-transaction (WAL journal), so a process killed at any moment loses nothing that completed.
-Rows carry a status: ``running`` (started, not finished: a partial record of an interrupted
-run), ``done`` or ``failed``.  Per-epoch rows of long runs go to a second table.
+returns the stored record instead of recomputing it.  Beside it the row keeps the fingerprint of
+the code that computed it (``implicitbias.fingerprint``); a record is served only to a caller
+whose code has the same fingerprint, so a record made by older code is never served: it counts
+as missing and is recomputed (and replaced).  Each write is its own committed transaction (WAL
+journal), so a process killed at any moment loses nothing that completed.  Rows carry a status:
+``running`` (started, not finished: a partial record of an interrupted run), ``done`` or
+``failed``; ``status`` reports a done record of other code as ``stale``.  Per-epoch rows of long
+runs go to a second table; they are cleared when a run restarts under new code.
 
 Only the client process writes (workers return records, the client stores them).
 """
@@ -23,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from implicitbias.fingerprint import code_fingerprint
+
 __all__ = ["Store", "config_key", "default_store_path", "canonical_json"]
 
 _SCHEMA = """
@@ -33,7 +39,8 @@ CREATE TABLE IF NOT EXISTS records (
     status TEXT NOT NULL,
     record TEXT,
     started REAL,
-    finished REAL
+    finished REAL,
+    code TEXT
 );
 CREATE INDEX IF NOT EXISTS records_kind ON records(kind, status);
 CREATE TABLE IF NOT EXISTS epochs (
@@ -86,6 +93,9 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(records)")}
+        if "code" not in columns:  # a store written before records carried code fingerprints
+            self._db.execute("ALTER TABLE records ADD COLUMN code TEXT")
 
     def close(self) -> None:
         self._db.close()
@@ -97,35 +107,57 @@ class Store:
         self.close()
 
     # -- single records -------------------------------------------------------------------
-    def status(self, kind: str, config: Mapping) -> str:
-        """``missing``, ``running`` (interrupted or in progress), ``done`` or ``failed``."""
-        row = self._db.execute(
-            "SELECT status FROM records WHERE key=?", (config_key(kind, config),)
-        ).fetchone()
-        return row[0] if row else "missing"
+    # ``code`` is the fingerprint of the code that computes the kind: ``Store.code_of(fn)``.
+    @staticmethod
+    def code_of(fn: Callable) -> str:
+        """The code fingerprint of ``fn`` (``implicitbias.fingerprint.code_fingerprint``), for
+        callers below the front layer that are handed a store."""
+        return code_fingerprint(fn)
 
-    def get(self, kind: str, config: Mapping) -> dict | None:
-        """The completed record of ``(kind, config)``, or ``None``."""
+    def status(self, kind: str, config: Mapping, *, code: str) -> str:
+        """``missing``, ``running`` (interrupted or in progress), ``done``, ``failed`` or ``stale``
+        (done by code with another fingerprint)."""
         row = self._db.execute(
-            "SELECT record FROM records WHERE key=? AND status='done'", (config_key(kind, config),)
+            "SELECT status, code FROM records WHERE key=?", (config_key(kind, config),)
+        ).fetchone()
+        if row is None:
+            return "missing"
+        return "stale" if row[0] == "done" and row[1] != code else row[0]
+
+    def get(self, kind: str, config: Mapping, *, code: str) -> dict | None:
+        """The completed record of ``(kind, config)`` computed by code ``code``, or ``None``."""
+        row = self._db.execute(
+            "SELECT record FROM records WHERE key=? AND status='done' AND code=?",
+            (config_key(kind, config), code),
         ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def mark_running(self, kind: str, config: Mapping) -> None:
-        """Record that ``(kind, config)`` has started (kept as a partial record if killed)."""
-        self._db.execute(
-            "INSERT INTO records(key, kind, config, status, started) VALUES (?,?,?,'running',?) "
-            "ON CONFLICT(key) DO UPDATE SET status='running', started=excluded.started "
-            "WHERE records.status != 'done'",
-            (config_key(kind, config), kind, canonical_json(config), time.time()),
-        )
+    def mark_running(self, kind: str, config: Mapping, *, code: str) -> None:
+        """Record that ``(kind, config)`` has started under ``code`` (kept as a partial record if
+        killed); epoch rows left by other code are cleared."""
+        key = config_key(kind, config)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute("SELECT code FROM records WHERE key=?", (key,)).fetchone()
+            if row is not None and row[0] != code:
+                self._db.execute("DELETE FROM epochs WHERE key=?", (key,))
+            self._db.execute(
+                "INSERT INTO records(key, kind, config, status, started, code) VALUES (?,?,?,'running',?,?) "
+                "ON CONFLICT(key) DO UPDATE SET status='running', started=excluded.started, code=excluded.code "
+                "WHERE records.status != 'done' OR records.code IS NOT excluded.code",
+                (key, kind, canonical_json(config), time.time(), code),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
-    def put(self, kind: str, config: Mapping, record: Mapping, status: str = "done") -> None:
-        """Store the record of ``(kind, config)`` (one committed transaction)."""
+    def put(self, kind: str, config: Mapping, record: Mapping, *, code: str, status: str = "done") -> None:
+        """Store the record of ``(kind, config)`` made by code ``code`` (one committed transaction)."""
         self._db.execute(
-            "INSERT INTO records(key, kind, config, status, record, started, finished) "
-            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status, "
-            "record=excluded.record, finished=excluded.finished",
+            "INSERT INTO records(key, kind, config, status, record, started, finished, code) "
+            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status, "
+            "record=excluded.record, finished=excluded.finished, code=excluded.code",
             (
                 config_key(kind, config),
                 kind,
@@ -134,19 +166,20 @@ class Store:
                 canonical_json(record),
                 time.time(),
                 time.time(),
+                code,
             ),
         )
 
-    def records(self, kind: str, status: str = "done") -> list[tuple[dict, dict]]:
-        """All ``(config, record)`` pairs of a kind with the given status, oldest first."""
+    def records(self, kind: str, *, code: str, status: str = "done") -> list[tuple[dict, dict]]:
+        """All ``(config, record)`` pairs of a kind made by code ``code`` with the given status, oldest first."""
         rows = self._db.execute(
-            "SELECT config, record FROM records WHERE kind=? AND status=? ORDER BY rowid",
-            (kind, status),
+            "SELECT config, record FROM records WHERE kind=? AND status=? AND code=? ORDER BY rowid",
+            (kind, status, code),
         ).fetchall()
         return [(json.loads(c), json.loads(r) if r else None) for c, r in rows]
 
     def counts(self, kind: str) -> dict[str, int]:
-        """Number of records of a kind per status."""
+        """Number of records of a kind per status (records of any code)."""
         rows = self._db.execute(
             "SELECT status, COUNT(*) FROM records WHERE kind=? GROUP BY status", (kind,)
         ).fetchall()
@@ -177,18 +210,21 @@ class Store:
         executor: Executor | None = None,
         progress: bool = True,
         desc: str | None = None,
+        code: str | None = None,
     ) -> list[dict]:
         """Records of ``fn(config)`` for every config, in order, computing only the missing ones.
 
-        Stored records are returned as they are; missing (or interrupted) configs are marked
-        ``running``, submitted to ``executor`` (in-process when ``None``) and stored by this
-        process the moment each completes, so a sweep killed at any point resumes where it
-        stopped with nothing completed lost or repeated.
+        Stored records of the same code (``code``, default ``code_fingerprint(fn)``) are returned
+        as they are; missing, stale or interrupted configs are marked ``running``, submitted to
+        ``executor`` (in-process when ``None``) and stored by this process the moment each
+        completes, so a sweep killed at any point resumes where it stopped with nothing completed
+        lost or repeated.
         """
         from tqdm.auto import tqdm
 
+        code = code or code_fingerprint(fn)
         configs = [dict(c) for c in configs]
-        results: list[dict | None] = [self.get(kind, c) for c in configs]
+        results: list[dict | None] = [self.get(kind, c, code=code) for c in configs]
         todo = [i for i, r in enumerate(results) if r is None]
         bar = tqdm(
             total=len(configs),
@@ -200,8 +236,8 @@ class Store:
         try:
             if executor is None:
                 for i in todo:
-                    self.mark_running(kind, configs[i])
-                    results[i] = self._finish(kind, configs[i], fn(configs[i]))
+                    self.mark_running(kind, configs[i], code=code)
+                    results[i] = self._finish(kind, configs[i], fn(configs[i]), code)
                     bar.update()
             else:
                 pending: dict = {}
@@ -209,11 +245,11 @@ class Store:
                 def harvest(futures) -> None:
                     for fut in futures:
                         i = pending.pop(fut)
-                        results[i] = self._finish(kind, configs[i], fut.result())
+                        results[i] = self._finish(kind, configs[i], fut.result(), code)
                         bar.update()
 
                 for i in todo:
-                    self.mark_running(kind, configs[i])
+                    self.mark_running(kind, configs[i], code=code)
                     pending[executor.submit(fn, configs[i])] = i
                     # store whatever has finished already (all of it for an in-process executor)
                     harvest([f for f in pending if f.done()])
@@ -222,7 +258,7 @@ class Store:
             bar.close()
         return results  # type: ignore[return-value]
 
-    def _finish(self, kind: str, config: dict, record: Mapping) -> dict:
+    def _finish(self, kind: str, config: dict, record: Mapping, code: str) -> dict:
         record = json.loads(canonical_json(record))
-        self.put(kind, config, record)
+        self.put(kind, config, record, code=code)
         return record

@@ -42,3 +42,45 @@ def test_bad_choice_exits_2(capsys):
 def test_parameter_errors_name_the_parameter(call, name):
     with pytest.raises(params.ParameterError, match=rf"^{name} must"):
         call()
+
+
+# -- commands start fast: no science is imported to parse a command line --------------------------
+
+HEAVY = ("torch", "sympy", "scipy", "matplotlib", "numpy", "cvxpy")
+
+
+@pytest.mark.parametrize("command", ["clocks", "phase", "dynamics", "sweep", "headrank", "report", "verify", "analyse"])
+def test_command_help_imports_no_science(command):
+    code = (
+        "import sys\n"
+        "from implicitbias.cli import build_parser\n"
+        f"build_parser([{command!r}, '--help'])\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_only_the_named_command_is_imported():
+    code = (
+        "import sys\n"
+        "from implicitbias.cli import build_parser\n"
+        "build_parser(['--store', 'report', 'clocks', '--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('implicitbias.commands.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['implicitbias.commands.clocks']"
+
+
+def test_light_choice_lists_match_the_science():
+    from implicitbias.commands import headrank
+    from implicitbias.validation import head_rank
+
+    assert headrank.HEAD_INITS == head_rank.HEAD_INITS
+
+
+@pytest.mark.parametrize("text", ["1,,2", "1,2,", "", ",", "1,x"])
+def test_bad_lists_are_one_line_errors(text, capsys):
+    assert main(["dynamics", "basin", "--L", text]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "L must be" in err

@@ -46,17 +46,20 @@ def test_map_computes_once_and_returns_cached(store):
     assert store.counts("sq") == {"done": 7}
 
 
+CODE = Store.code_of(_square)
+
+
 def test_interrupted_run_is_recognised_and_rerun(tmp_path):
     path = tmp_path / "s.sqlite"
     with Store(path) as s:
-        s.mark_running("run", {"x": 1})
+        s.mark_running("run", {"x": 1}, code=CODE)
         s.put_epoch("run", {"x": 1}, 0, {"loss": 1.0})
     with Store(path) as s:  # a new process sees the partial record
-        assert s.status("run", {"x": 1}) == "running"
-        assert s.get("run", {"x": 1}) is None
+        assert s.status("run", {"x": 1}, code=CODE) == "running"
+        assert s.get("run", {"x": 1}, code=CODE) is None
         assert s.epochs("run", {"x": 1}) == [{"loss": 1.0}]
         (rec,) = s.map("run", _square, [{"x": 1}], progress=False)
-        assert rec["value"] == 1 and s.status("run", {"x": 1}) == "done"
+        assert rec["value"] == 1 and s.status("run", {"x": 1}, code=CODE) == "done"
 
 
 @pytest.mark.parametrize("kind", ["inline", "process"])
@@ -76,5 +79,6 @@ def _fails_on_three(config):
 def test_completed_cells_are_kept_when_a_later_cell_fails(store, kind):
     with open_executor(kind, workers=1) as ex, pytest.raises(RuntimeError, match="boom"):
         store.map("f", _fails_on_three, [{"x": i} for i in range(5)], executor=ex, progress=False)
-    assert [store.status("f", {"x": i}) for i in range(3)] == ["done"] * 3
-    assert store.status("f", {"x": 3}) == "running"
+    code = Store.code_of(_fails_on_three)
+    assert [store.status("f", {"x": i}, code=code) for i in range(3)] == ["done"] * 3
+    assert store.status("f", {"x": 3}, code=code) == "running"

@@ -9,7 +9,7 @@ import sys
 import time
 
 from implicitbias.store import Store
-from implicitbias.validation.run import KIND
+from implicitbias.validation.run import KIND, execute
 from implicitbias.validation.sweep import load_spec, sweep_status
 
 SPEC = """
@@ -76,7 +76,7 @@ def test_sigkill_then_resume(tmp_path):
         assert status["done"] == len(before)
         assert status["partial"] == 1 and sum(status.values()) == 6
         # the interrupted run is recognised: status running, with its first epoch rows
-        (partial,) = [c for c in spec.configs if store.status(KIND, c) == "running"]
+        (partial,) = [c for c in spec.configs if store.status(KIND, c, code=store.code_of(execute)) == "running"]
         assert len(store.epochs(KIND, partial)) >= 1
 
     proc = _sweep(spec_path, store_path)
@@ -87,7 +87,7 @@ def test_sigkill_then_resume(tmp_path):
     with Store(store_path) as store:
         assert sweep_status(spec, store) == {"done": 6, "partial": 0, "missing": 0}
         assert store.counts(KIND) == {"done": 6}
-        expected = {store.get(KIND, c) is not None for c in spec.configs}
+        expected = {store.get(KIND, c, code=store.code_of(execute)) is not None for c in spec.configs}
     assert expected == {True} and len(after) == 6
     # nothing completed before the kill was computed again
     assert {k: after[k] for k in before} == before

@@ -78,3 +78,47 @@ def test_bad_margin_is_a_clear_error():
         transverse_eigenvalue([1.0, np.inf], 8, 2)
     with pytest.raises(ParameterError, match="^L"):
         instability_threshold(8, 0)
+
+
+# -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
+
+from implicitbias.claims import Context, Evidence  # noqa: E402
+from implicitbias.claims.theorem_4_3 import CLAIM, Config, threshold_cell  # noqa: E402
+
+
+def _evidence(numeric=lambda K, L: K * (L - 1) / (L + 1), closed=lambda K, L: K * (L - 1) / (L + 1)):
+    cells = [{"K": K, "L": L, "n": 1, "numeric": numeric(K, L), "closed_form": closed(K, L)}
+             for K in (8, 16) for L in range(1, 6)]
+    return Evidence("synthetic", {"cells": cells})
+
+
+def test_verdict_agrees_on_growing_thresholds():
+    assert CLAIM.judge(_evidence()).verdict == "agrees"
+
+
+@pytest.mark.parametrize("numeric", [
+    lambda K, L: K * (L - 1) / (L + 1) if L < 4 else K / 10,      # region shrinks at depth 4
+    lambda K, L: K * (L - 1) / (L + 1) + (0.5 if L == 1 else 0),  # L = 1 unstable
+    lambda K, L: 0.0,                                             # never unstable
+])
+def test_verdict_disagrees_when_the_numeric_route_contradicts_the_claim(numeric):
+    v = CLAIM.judge(_evidence(numeric=numeric, closed=numeric))
+    assert v.verdict == "disagrees" and v.reason.startswith("fails")
+
+
+def test_verdict_inconclusive_when_routes_differ():
+    v = CLAIM.judge(_evidence(closed=lambda K, L: K * (L - 1) / (L + 1) * 1.001))
+    assert v.verdict == "inconclusive"
+
+
+def test_threshold_cell_at_several_samples_per_class():
+    """n = 3: sigma* scales with sqrt(n) (a generic point; n = 1 hides n vs sqrt(n))."""
+    rec = threshold_cell({"K": 8, "L": 3, "n": 3})
+    assert rec["numeric"] == pytest.approx(8 * np.sqrt(3) * 2 / 4, rel=1e-6)
+    assert rec["closed_form"] == pytest.approx(rec["numeric"], rel=1e-6)
+
+
+def test_claim_runs_end_to_end_on_a_small_config(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    verdict = CLAIM.judge(CLAIM.measure(ctx, Config(Ks=(8,), depths=(1, 2, 3), n=2)))
+    assert verdict.verdict == "agrees" and "sigma*(8, L)" in verdict.measured

@@ -97,11 +97,12 @@ def run_groups(spec, store, *, executor: Executor | None = None, progress: bool 
     The group (kind ``validation.sigma_group``) is the unit of caching: groups whose members are
     all done are skipped; a finished group's members are written under ``validation.run``.
     """
-    todo = [g for g in sigma_groups(spec.configs) if any(store.get(run_mod.KIND, c) is None for c in g)]
+    code = store.code_of(run_mod.execute)  # members are stored as ordinary runs of the same code
+    todo = [g for g in sigma_groups(spec.configs) if any(store.get(run_mod.KIND, c, code=code) is None for c in g)]
     fn = functools.partial(execute_group, options=options)
     results = store.map(GROUP_KIND, fn, [{"runs": g} for g in todo], executor=executor, progress=progress,
                         desc=f"sweep {spec.name} (batched)")
     for group, result in zip(todo, results):
         for config, record in zip(group, result["records"]):
-            store.put(run_mod.KIND, config, record)
-    return [store.get(run_mod.KIND, c) for c in spec.configs]
+            store.put(run_mod.KIND, config, record, code=code)
+    return [store.get(run_mod.KIND, c, code=code) for c in spec.configs]

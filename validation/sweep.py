@@ -167,7 +167,7 @@ def sweep_status(spec: Spec, store) -> dict[str, int]:
     """How many runs of the spec are ``done``, ``partial`` (started, interrupted) or ``missing``."""
     counts = {"done": 0, "partial": 0, "missing": 0}
     for config in spec.configs:
-        status = store.status(run_mod.KIND, config)
+        status = store.status(run_mod.KIND, config, code=store.code_of(run_mod.execute))
         counts["done" if status == "done" else "partial" if status == "running" else "missing"] += 1
     return counts
 
@@ -194,4 +194,5 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
             return run_mod.execute(config, options=options, on_epoch=functools.partial(_store_epochs, store, config))
     else:
         fn = functools.partial(run_mod.execute, options=options)
-    return store.map(run_mod.KIND, fn, spec.configs, executor=executor, progress=progress, desc=f"sweep {spec.name}")
+    return store.map(run_mod.KIND, fn, spec.configs, executor=executor, progress=progress, desc=f"sweep {spec.name}",
+                     code=store.code_of(run_mod.execute))

@@ -4,12 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicitbias.figures import markdown_table
-from implicitbias.report.sections.validation import analysis_markdown
-from implicitbias.store import Store
-from implicitbias.validation.run import KIND
-from implicitbias.validation.sweep import load_spec
-
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -24,15 +18,21 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from implicitbias.figures import markdown_table
+    from implicitbias.report.sections.validation import analysis_markdown
+    from implicitbias.store import Store
+    from implicitbias.validation.run import KIND, execute
+    from implicitbias.validation.sweep import load_spec
+
     out = Path(args.out)
     with Store(args.store) as store:
         if args.spec:
             spec = load_spec(args.spec)
-            runs = [(label, c, store.get(KIND, c)) for label, c in spec.runs]
+            runs = [(label, c, store.get(KIND, c, code=store.code_of(execute))) for label, c in spec.runs]
             missing = sum(r is None for _, _, r in runs)
             title = f"sweep {spec.name}: {len(runs) - missing} of {len(runs)} runs finished"
         else:
-            runs = [("store", c, r) for c, r in store.records(KIND)]
+            runs = [("store", c, r) for c, r in store.records(KIND, code=store.code_of(execute))]
             title = f"all {len(runs)} finished runs in {store.path}"
 
     def figure_path(name: str) -> Path:

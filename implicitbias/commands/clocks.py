@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from implicitbias.figures import markdown_table
 from implicitbias.theory.clocks import (
     CLOCKS,
     OPTIMIZERS,
@@ -29,6 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from implicitbias.figures import markdown_table
+
     spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
     kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
     eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)

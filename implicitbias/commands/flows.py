@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import sympy as sp
-
 from implicitbias.theory.clocks import OPTIMIZERS
-from implicitbias.theory.modified_flow import modified_flow
-from implicitbias.theory.updates import UPDATES, builtin
+from implicitbias.theory.updates import UPDATES
 
 
 def register(sub) -> None:
@@ -22,6 +19,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    import sympy as sp
+
+    from implicitbias.theory.modified_flow import modified_flow
+    from implicitbias.theory.updates import builtin
+
     update = builtin(args.optimizer, l2=args.l2, minibatches=args.minibatches)
     flow = modified_flow(update, args.order, args.dim)
     print(f"{update.name}: {update.description}; time t = k h")

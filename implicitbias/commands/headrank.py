@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import functools
+from implicitbias.commands import parse_list
+from implicitbias.executors import EXECUTORS
 
-from implicitbias.executors import EXECUTORS, open_executor
-from implicitbias.figures import markdown_table
-from implicitbias.store import Store
-from implicitbias.validation import head_rank as hr
-
-
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()]
-
+HEAD_INITS = ("he", "small", "aligned")  # checked against validation.head_rank.HEAD_INITS by the tests
 
 def register(sub) -> None:
     p = sub.add_parser("headrank", help="effective rank of the logits against head depth and width (Spec A, Sec. 5)")
@@ -24,7 +17,7 @@ def register(sub) -> None:
     p.add_argument("--widths", default="16,64", help="head widths, comma-separated")
     p.add_argument("--seeds", default="0,1")
     p.add_argument("--activation", default="linear", choices=("linear", "relu"))
-    p.add_argument("--head-init", default="he", help="comma-separated: " + ", ".join(hr.HEAD_INITS))
+    p.add_argument("--head-init", default="he", help="comma-separated: " + ", ".join(HEAD_INITS))
     p.add_argument("--head-init-scale", type=float, default=1.0)
     p.add_argument("--optimizer", default="adam")
     p.add_argument("--lr", type=float, default=3e-3)
@@ -41,19 +34,21 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    try:
-        depths, widths, seeds = _ints(args.depths), _ints(args.widths), _ints(args.seeds)
-    except ValueError:
-        from implicitbias.theory.params import ParameterError
+    import functools
 
-        raise ParameterError("depths, widths and seeds must be comma-separated integers") from None
+    from implicitbias.executors import open_executor
+    from implicitbias.figures import markdown_table
+    from implicitbias.store import Store
+    from implicitbias.validation import head_rank as hr
+
+    depths, widths, seeds = (parse_list(n, getattr(args, n), int) for n in ("depths", "widths", "seeds"))
     base = {
         "dataset": args.dataset, "data_path": args.data_path, "arch": args.arch, "width": args.width,
         "head_activation": args.activation, "head_init_scale": args.head_init_scale, "optimizer": args.optimizer,
         "lr": args.lr, "epochs": args.epochs, "batch_size": args.batch_size, "train_size": args.train_size,
         "val_size": args.val_size, "test_size": args.test_size,
     }
-    configs = hr.grid(base, depths=depths, widths=widths, seeds=seeds, head_inits=args.head_init.split(","))
+    configs = hr.grid(base, depths=depths, widths=widths, seeds=seeds, head_inits=parse_list("head-init", args.head_init, str))
     fn = functools.partial(hr.execute, options={"threads": args.threads})
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         records = store.map(hr.KIND, fn, configs, executor=executor, progress=not args.no_progress, desc="head rank")

@@ -9,11 +9,8 @@ matrices (N = L + 1 factors including the features).
 
 from __future__ import annotations
 
-from implicitbias.executors import EXECUTORS, open_executor
-from implicitbias.numerics.maxmargin.phase import boundary, phase_configs, phase_diagram
-from implicitbias.report.sections.phase import boundary_markdown, write_outputs
-from implicitbias.store import Store
-from implicitbias.theory import params
+from implicitbias.commands import parse_list
+from implicitbias.executors import EXECUTORS
 
 
 def register(sub) -> None:
@@ -31,15 +28,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _depths(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise params.ParameterError(f"depths must be comma-separated numbers >= 1, got {text!r}") from None
-
-
 def run(args) -> int:
-    configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, _depths(args.depths), kmin=args.kmin)
+    from implicitbias.atlas import boundary_markdown, write_outputs
+    from implicitbias.executors import open_executor
+    from implicitbias.numerics.maxmargin.phase import boundary, phase_configs, phase_diagram
+    from implicitbias.store import Store
+
+    depths = parse_list("depths", args.depths) if args.depths.strip() else []
+    configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         records = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)
     paths = write_outputs(records, args.out)

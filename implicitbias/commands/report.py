@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from implicitbias.executors import EXECUTORS, open_executor
-from implicitbias.report import TIERS, available_sections, build_report
-from implicitbias.store import Store
+import pkgutil
+from pathlib import Path
+
+import implicitbias
+from implicitbias.claims import TIERS
+from implicitbias.executors import EXECUTORS
+
+SECTIONS = Path(implicitbias.__file__).parent / "report" / "sections"  # listed without importing the report
 
 
 def register(sub) -> None:
@@ -14,7 +19,7 @@ def register(sub) -> None:
     p.add_argument(
         "--only",
         default=None,
-        help="comma-separated section names: " + ", ".join(available_sections()),
+        help="comma-separated section names: " + ", ".join(sorted(m.name for m in pkgutil.iter_modules([str(SECTIONS)]))),
     )
     p.add_argument("--executor", default="process", choices=EXECUTORS, help="where cells run (default: a local process pool)")
     p.add_argument("--workers", type=int, default=None)
@@ -23,7 +28,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    only = [s.strip() for s in args.only.split(",")] if args.only else None
+    from implicitbias.commands import parse_list
+    from implicitbias.executors import open_executor
+    from implicitbias.report import build_report
+    from implicitbias.store import Store
+
+    only = parse_list("only", args.only, str) if args.only is not None else None
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         built = build_report(
             args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress

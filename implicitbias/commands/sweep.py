@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from implicitbias.executors import EXECUTORS, open_executor
-from implicitbias.store import Store
+from importlib import resources
+
+from implicitbias.executors import EXECUTORS
 from implicitbias.theory import params
-from implicitbias.validation.sweep import load_spec, packaged_specs, run_sweep, sweep_status
+
+def _packaged() -> list[str]:
+    return sorted(p.name.removesuffix(".toml") for p in resources.files("implicitbias.validation").joinpath("specs").iterdir()
+                  if p.name.endswith(".toml"))
 
 
 def register(sub) -> None:
@@ -13,7 +17,7 @@ def register(sub) -> None:
         "sweep",
         help="run a sigma_w sweep from a TOML spec (cached, resumable, parallel)",
         description="Run every missing run of SPEC (a TOML file or a packaged spec: "
-        + ", ".join(sorted(packaged_specs()))
+        + ", ".join(_packaged())
         + "). Finished runs are skipped; a killed sweep resumes where it stopped.",
     )
     p.add_argument("spec", help="TOML spec file or packaged spec name")
@@ -29,6 +33,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from implicitbias.executors import open_executor
+    from implicitbias.store import Store
+    from implicitbias.validation.sweep import load_spec, run_sweep, sweep_status
+
     spec = load_spec(args.spec)
     if args.threads is not None:
         spec.options["threads"] = params.integer("threads", args.threads, minimum=1, maximum=1024)

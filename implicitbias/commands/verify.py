@@ -1,16 +1,15 @@
 """``implicitbias verify``: run the theorem checks only; exit 1 if any claim disagrees.
 
 Meant for other projects' CI: the exit status is 0 when every checked claim agrees (or is
-inconclusive), 1 when at least one disagrees, 2 on bad input.
+inconclusive), 1 when at least one disagrees, 2 on bad input.  It computes everything in a fresh
+temporary store unless ``--store`` names one, so no earlier result is trusted.
 """
 
 from __future__ import annotations
 
 import tempfile
+from pathlib import Path
 
-from implicitbias.figures import markdown_table
-from implicitbias import report
-from implicitbias.store import Store
 
 
 def register(sub) -> None:
@@ -21,9 +20,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    names = [n for n, mod in report.available_sections().items() if getattr(mod, "VERIFY", False)]
-    with Store(args.store) as store, tempfile.TemporaryDirectory() as tmp:
-        built = report.build_report(args.out or tmp, store, only=names, progress=not args.no_progress)
+    from implicitbias import report
+    from implicitbias.figures import markdown_table
+    from implicitbias.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # a fresh store unless one is named: verify must not trust results it did not compute
+        with Store(args.store or Path(tmp) / "verify.sqlite") as store:
+            built = report.build_report(args.out or tmp, store, verify_only=True, progress=not args.no_progress)
     rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
     print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
     failed = [c.claim for c in built.claims if c.verdict == "disagrees"]

@@ -1,16 +1,17 @@
 """The report: one Markdown file (plus PNG figures and their CSVs) covering every claim.
 
-Sections are modules of ``implicitbias.report.sections``; each defines
+Sections are layout only: modules of ``implicitbias.report.sections``, each defining
 
     NAME: str         short id, used by ``implicitbias report --only NAME``
     ORDER: int        position in the report
     TITLE: str        heading
-    VERIFY: bool      optional; True for theorem checks that ``implicitbias verify`` runs
-    build(ctx: Context) -> Section
+    exhibit(ctx)      optional: Markdown shown before the section's claims (tables and figures
+                      that are not verdicts, e.g. the phase diagram or derived flows)
 
-A section reads what it needs from the store (computing and storing what is missing, through
-``ctx.store`` and ``ctx.executor``), writes its figures under ``ctx.out`` and returns Markdown
-and the claims it checked.  The writer puts every section's claims into one table at the top.
+and the claims of a section are the claims of ``implicitbias.claims`` whose ``section`` is its
+NAME, each shown with its verdict, reason and details.  The writer puts every claim into one
+table at the top.  (A section may still define the older ``build(ctx) -> Section`` while its
+claims move into the claims layer.)
 """
 
 from __future__ import annotations
@@ -29,25 +30,23 @@ from pathlib import Path
 from types import ModuleType
 
 from implicitbias import __version__
+from implicitbias.claims import TIERS, VERDICTS, Context, Result, evaluate, registry
 from implicitbias.figures import markdown_table
 from implicitbias.store import Store
 from implicitbias.theory import params
 
-__all__ = ["Claim", "Section", "Context", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
-
-TIERS = ("default", "gpu", "full")
-VERDICTS = ("agrees", "disagrees", "inconclusive", "not run")
+__all__ = ["Claim", "Section", "Row", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
 
 
 @dataclass
 class Claim:
-    """One row of the claims table: what the source says, what was run, what it gave."""
+    """One row of a section not yet moved into the claims layer."""
 
-    claim: str  # e.g. "Theorem 3.1" or "C1"
-    statement: str  # the claim in a few words
-    check: str  # the check that was run (data, scale, method)
-    measured: str  # the number(s) it produced
-    verdict: str  # one of VERDICTS
+    claim: str
+    statement: str
+    check: str
+    measured: str
+    verdict: str
 
     def __post_init__(self):
         params.choice("verdict", self.verdict, VERDICTS)
@@ -65,31 +64,24 @@ class Section:
     claims: list[Claim] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One row of the claims table."""
+
+    claim: str
+    statement: str
+    check: str
+    measured: str
+    verdict: str
+    reason: str = ""
+
+
 @dataclass
 class Report:
-    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it) and all claims."""
+    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it) and every row."""
 
     path: Path
-    claims: list[Claim]
-
-
-@dataclass
-class Context:
-    out: Path
-    store: Store
-    tier: str = "default"
-    executor: Executor | None = None
-    progress: bool = True
-
-    def path(self, name: str) -> Path:
-        """Path for a figure or table file of the report (inside ``out/figures``)."""
-        p = self.out / "figures" / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        return p
-
-    def link(self, path: Path) -> str:
-        """Relative link from the report file to ``path``."""
-        return path.relative_to(self.out).as_posix()
+    claims: list[Row]
 
 
 def available_sections() -> dict[str, ModuleType]:
@@ -97,6 +89,27 @@ def available_sections() -> dict[str, ModuleType]:
     pkg = importlib.import_module("implicitbias.report.sections")
     mods = [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
     return {m.NAME: m for m in sorted(mods, key=lambda m: m.ORDER)}
+
+
+def _claim_markdown(result: Result) -> str:
+    c, v = result.claim, result.verdict
+    head = f"#### {result.name}: {c.statement}\n\n**{v.verdict}**: {v.reason} ({v.measured}). Source: {c.source}."
+    return head + ("\n\n" + result.markdown.strip() if result.markdown.strip() else "") + "\n"
+
+
+def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row]]:
+    parts, rows = [], []
+    if hasattr(mod, "build") and (getattr(mod, "VERIFY", False) or not verify_only):
+        section = mod.build(ctx)
+        rows = [Row(c.claim, c.statement, c.check, c.measured, c.verdict) for c in section.claims]
+        parts.append(section.markdown)
+    if hasattr(mod, "exhibit") and not verify_only:
+        parts.append(mod.exhibit(ctx))
+    for claim in claims:
+        for result in evaluate(claim, ctx):
+            parts.append(_claim_markdown(result))
+            rows.append(Row(*result.row()))
+    return "\n".join(parts), rows
 
 
 def build_report(
@@ -107,24 +120,35 @@ def build_report(
     only: list[str] | None = None,
     executor: Executor | None = None,
     progress: bool = True,
+    verify_only: bool = False,
 ) -> Report:
-    """Build the report into folder ``out`` (``report.md``, ``report.html``, ``figures/``)."""
+    """Build the report into folder ``out`` (``report.md``, ``report.html``, ``figures/``).
+
+    ``verify_only``: only the claims ``implicitbias verify`` runs (theorem checks).
+    """
     params.choice("tier", tier, TIERS)
     available = available_sections()
     for name in only or []:
         params.choice("only", name, available)
-    chosen = [m for n, m in available.items() if only is None or n in only]
-    ctx = Context(out=Path(out), store=store, tier=tier, executor=executor, progress=progress)
+    claims = registry()
+    chosen = []
+    for name, mod in available.items():
+        own = [c for c in claims.values() if c.section == name and (c.verify or not verify_only)]
+        legacy = hasattr(mod, "build") and (getattr(mod, "VERIFY", False) or not verify_only)
+        if (only is None or name in only) and (own or legacy):
+            chosen.append((mod, own))
+    ctx = Context(store=store, out=Path(out), tier=tier, executor=executor, progress=progress)
     ctx.out.mkdir(parents=True, exist_ok=True)
 
-    built: list[tuple[Section, float]] = []
-    for mod in chosen:
+    built: list[tuple[str, str, list[Row], float]] = []
+    for mod, own in chosen:
         if progress:
             print(f"[report] {mod.TITLE} ...", flush=True)
         t0 = time.perf_counter()
-        built.append((mod.build(ctx), time.perf_counter() - t0))
+        markdown, rows = _build_section(mod, ctx, own, verify_only)
+        built.append((mod.TITLE, markdown, rows, time.perf_counter() - t0))
 
-    claims = [c for s, _ in built for c in s.claims]
+    rows = [r for *_, section_rows, _ in built for r in section_rows]
     lines = [
         "# implicitbias report",
         "",
@@ -137,21 +161,21 @@ def build_report(
         "## Claims",
         "",
         markdown_table(
-            ["claim", "statement", "check run", "measured", "verdict"],
-            [[c.claim, c.statement, c.check, c.measured, c.verdict] for c in claims],
+            ["claim", "statement", "check run", "measured", "verdict", "why"],
+            [[r.claim, r.statement, r.check, r.measured, r.verdict, r.reason] for r in rows],
         )
-        if claims
+        if rows
         else "(no section produced claims)",
         "",
-        markdown_table(["section", "seconds"], [[s.title, f"{dt:.1f}"] for s, dt in built]),
+        markdown_table(["section", "seconds"], [[title, f"{dt:.1f}"] for title, _, _, dt in built]),
         "",
     ]
-    for section, _ in built:
-        lines += [f"## {section.title}", "", section.markdown.strip(), ""]
+    for title, markdown, _, _ in built:
+        lines += [f"## {title}", "", markdown.strip(), ""]
     report = ctx.out / "report.md"
     report.write_text("\n".join(lines))
     write_html(report)
-    return Report(report, claims)
+    return Report(report, rows)
 
 
 _STYLE = """

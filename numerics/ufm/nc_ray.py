@@ -14,10 +14,9 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.optimize import brentq
 
-from implicitbias.theory.nc_stability import instability_threshold
 from implicitbias.theory.spectral_ode import SpectralODE
 
-__all__ = ["numeric_threshold", "numeric_transverse_eigenvalues", "threshold_cell"]
+__all__ = ["numeric_threshold", "numeric_transverse_eigenvalues"]
 
 
 def numeric_transverse_eigenvalues(system: SpectralODE, margin: float) -> np.ndarray:
@@ -41,9 +40,3 @@ def numeric_threshold(K: int, L: int, n: int = 1) -> float:
     if rate(1e-3) <= 0:
         return 0.0
     return float(brentq(rate, 1e-3, float(K), xtol=1e-12))
-
-
-def threshold_cell(config: dict) -> dict:
-    """Cell {"K", "L", "n"} -> closed-form sigma* and the numerical root (both in singular-value units)."""
-    K, L, n = config["K"], config["L"], config["n"]
-    return {"closed_form": instability_threshold(K, L, n), "numeric": float(np.sqrt(n) * numeric_threshold(K, L, n))}

@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from implicitbias.commands.dynamics import (
-    basin_configs,
-    basin_figure,
-    trajectory_configs,
-    trajectory_figure,
-)
+from implicitbias.claims.basin import basin_configs, basin_figure
+from implicitbias.claims.kl_to_nc import trajectory_configs, trajectory_figure
 from implicitbias.figures import markdown_table, plt, save_figure
 from implicitbias.numerics.ufm.basin import basin_cell
 from implicitbias.numerics.ufm.depth_rank import trained_rank
 from implicitbias.numerics.ufm.etf_alignment import fit_exponent, velocity_alignment
-from implicitbias.numerics.ufm.nc_ray import threshold_cell
 from implicitbias.numerics.ufm.rich_get_richer import leave_origin_cell, ratio_cell
 from implicitbias.numerics.ufm.spectral_agreement import spectral_vs_full
 from implicitbias.numerics.ufm.spectral_flow import trajectory_record
 from implicitbias.report import Claim, Section, verdict
 from implicitbias.theory.hadamard import softmax_dyadic_proof
-from implicitbias.theory.nc_stability import ray_linearisation, transverse_eigenvalue
 from implicitbias.theory.spectral_ode import per_mode_matches_loss, per_mode_system
 
 NAME = "dynamics"
@@ -114,59 +108,6 @@ def _hadamard_and_ode(ctx) -> tuple[str, list[Claim]]:
         ),
     ]
     return text, claims
-
-
-def _theorem_4_3(ctx) -> tuple[str, list[Claim]]:
-    Ks, depths = [8, 16, 32], list(range(2, 11))
-    configs = [{"K": K, "L": L, "n": 1} for K in Ks for L in depths] + [{"K": K, "L": 1, "n": 1} for K in Ks]
-    records = _map(ctx, "dynamics.sigma_star", threshold_cell, configs)
-    table = {(c["K"], c["L"]): r for c, r in zip(configs, records)}
-    agree = all(abs(r["numeric"] - r["closed_form"]) <= 1e-6 * max(1.0, r["closed_form"]) for r in records)
-    grows = all(np.all(np.diff([table[(K, L)]["closed_form"] for L in depths]) > 0) for K in Ks)
-    shallow = all(table[(K, 1)]["numeric"] == 0 for K in Ks)
-
-    margins = np.geomspace(0.05, 40, 200)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    columns: dict[str, list] = {"L": [], "margin": [], "transverse_eigenvalue_scaled": []}
-    for L in range(1, 7):
-        mu = transverse_eigenvalue(margins, 8, L)
-        scaled = mu / np.abs(mu).max()
-        ax1.plot(margins, scaled, label=f"L = {L}")
-        columns["L"] += [L] * len(margins)
-        columns["margin"] += list(margins)
-        columns["transverse_eigenvalue_scaled"] += list(scaled)
-    ax1.axhline(0, color="grey", lw=0.8)
-    ax1.set_xscale("log")
-    ax1.set_xlabel("margin gamma on the NC ray (K = 8)")
-    ax1.set_ylabel("transverse eigenvalue (scaled to max 1)")
-    ax1.legend(fontsize=7)
-    for K in Ks:
-        ax2.plot(depths, [table[(K, L)]["closed_form"] for L in depths], "o-", label=f"K = {K} (closed form)")
-        ax2.plot(depths, [table[(K, L)]["numeric"] for L in depths], "kx", ms=5)
-    ax2.set_xlabel("depth L")
-    ax2.set_ylabel("sigma*(K, L)  (x: numerical root)")
-    ax2.legend(fontsize=7)
-    path = save_figure(fig, ctx.path("dynamics_thm43.png"), columns)
-    text = "\n".join(
-        [
-            "Transverse eigenvalue on the NC ray (sympy): " + f"$${ray_linearisation(2).latex}$$ (L = 2); "
-            "in general mu_perp has the sign of (L-1)/(L+1) - gamma/K, so sigma*(K, L) = K sqrt(n) (L-1)/(L+1).",
-            "",
-            f"![Theorem 4.3]({ctx.link(path)})",
-            "",
-            markdown_table(
-                ["K \\ L", *depths], [[K, *[f"{table[(K, L)]['closed_form']:.3f}" for L in depths]] for K in Ks]
-            ),
-        ]
-    )
-    claim = Claim(
-        "Theorem 4.3",
-        "NC ray unstable near the origin for L > 1, region grows with L; stable for L = 1",
-        "closed-form eigenvalue vs brentq root of the numerical Jacobian, K = 8, 16, 32, L = 1..10",
-        "sigma*(8, L=2..10) = " + ", ".join(f"{table[(8, L)]['closed_form']:.2f}" for L in depths) + "; L = 1: none",
-        verdict(agree and grows and shallow),
-    )
-    return text, [claim]
 
 
 def _theorem_4_4(ctx) -> tuple[str, list[Claim]]:
@@ -393,7 +334,6 @@ def build(ctx) -> Section:
     parts, claims = [], []
     for heading, part in [
         ("Hadamard structure and the derived ODE", _hadamard_and_ode),
-        ("Theorem 4.3: stability of the NC ray", _theorem_4_3),
         ("Theorem 4.4: rich get richer", _theorem_4_4),
         ("Trajectories and the KL divergence to NC", _kl_and_trajectories),
         ("Basin of attraction of NC", _basin),

@@ -16,7 +16,7 @@ from implicitbias.figures import markdown_table, plt, save_figure
 from implicitbias.report import Claim, Section
 from implicitbias.theory.clocks import CLOCKS
 from implicitbias.validation.analysis import claims, clock_fits, group_runs
-from implicitbias.validation.run import KIND
+from implicitbias.validation.run import KIND, execute
 from implicitbias.validation.sweep import load_spec, run_sweep
 
 NAME = "validation"
@@ -130,7 +130,7 @@ def build(ctx) -> Section:
         runs = [(label, config, r) for (label, config), r in zip(spec.runs, records)]
         intro = f"Embedded default sweep `{spec.name}`: {spec.description}.\n\n"
     else:
-        runs = [("store", config, r) for config, r in ctx.store.records(KIND)]
+        runs = [("store", config, r) for config, r in ctx.store.records(KIND, code=ctx.store.code_of(execute))]
         real = [run for run in runs if run[1]["dataset"] in REAL_DATASETS]
         runs = real or runs
         intro = (f"Every finished run in the store (tier `{ctx.tier}`)"

@@ -1,0 +1,227 @@
+"""The claims layer: every claim of the two specs as a first-class, falsifiable object.
+
+A claim is the unit users read.  Its module (one per claim, in this package) is the one place
+that says what is checked, on which cells, against which named threshold and why.  The report,
+``implicitbias verify`` and the tests all read the same claim objects.
+
+A claim module defines ``CLAIM``, an instance of a ``Claim`` subclass that holds
+
+- ``id``, ``statement``, ``source``: what the spec says and where it comes from;
+- ``section`` and ``order``: where the report shows it (sections are layout only);
+- ``configs``: a typed, frozen config per tier (``default``, ``gpu``, ``full``);
+- ``thresholds``: every number a verdict compares against, as a named ``Threshold`` with a
+  one-line justification (no literals inside rules);
+- ``measure(ctx, config)``: runs its cells, pure functions of a config, through
+  ``ctx.map`` (that is ``Store.map``: cached, resumable, fingerprinted) and returns one
+  ``Evidence`` per data set it is judged on (the same rule judges every tier and data set);
+- ``judge(evidence)``: a pure function of the evidence's numbers returning a ``Verdict``:
+  agrees / disagrees / inconclusive / not run, with the reason and the numbers.  It is tested on
+  synthetic evidence for every outcome in ``outcomes`` (a rule that cannot disagree is a bug);
+- ``render(ctx, evidence, verdict)``: its figure and detail tables, as Markdown.
+
+Layers: this package sits above the store and executors and below the report and the CLI; it
+calls validation, numerics and theory.  Depth L counts weight matrices (N = L + 1 factors).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from implicitbias.theory import params
+
+__all__ = [
+    "VERDICTS",
+    "TIERS",
+    "Threshold",
+    "Verdict",
+    "Evidence",
+    "Result",
+    "Context",
+    "Claim",
+    "agrees",
+    "disagrees",
+    "inconclusive",
+    "not_run",
+    "decide",
+    "registry",
+    "evaluate",
+]
+
+VERDICTS = ("agrees", "disagrees", "inconclusive", "not run")
+TIERS = ("default", "gpu", "full")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A number a verdict compares against, with the one-line reason it has this value."""
+
+    value: float
+    why: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a rule decided: the verdict, why, the numbers as a reader sees them, and as data."""
+
+    verdict: str
+    reason: str
+    measured: str
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        params.choice("verdict", self.verdict, VERDICTS)
+
+
+def agrees(reason: str, measured: str, **numbers) -> Verdict:
+    return Verdict("agrees", reason, measured, numbers)
+
+
+def disagrees(reason: str, measured: str, **numbers) -> Verdict:
+    return Verdict("disagrees", reason, measured, numbers)
+
+
+def inconclusive(reason: str, measured: str, **numbers) -> Verdict:
+    return Verdict("inconclusive", reason, measured, numbers)
+
+
+def not_run(reason: str, measured: str = "-", **numbers) -> Verdict:
+    return Verdict("not run", reason, measured, numbers)
+
+
+def decide(holds: bool, measured: str, *, why_agrees: str, why_disagrees: str, **numbers) -> Verdict:
+    """The verdict of a check that either confirms the claim or refutes it."""
+    if holds:
+        return agrees(why_agrees, measured, **numbers)
+    return disagrees(why_disagrees, measured, **numbers)
+
+
+@dataclass
+class Evidence:
+    """What a claim measured on one data set: the check run (text) and the numbers (JSON-able).
+
+    ``label`` names the data set when a claim is judged on several (e.g. the toy MLP and a
+    ResNet tier); it is empty otherwise.
+    """
+
+    check: str
+    data: dict
+    label: str = ""
+
+
+@dataclass
+class Context:
+    """Where a claim runs: the store, the executor, the tier, and the folder for its figures."""
+
+    store: Any  # implicitbias.store.Store
+    out: Path | None = None
+    tier: str = "default"
+    executor: Executor | None = None
+    progress: bool = True
+
+    def __post_init__(self):
+        params.choice("tier", self.tier, TIERS)
+
+    def map(self, kind: str, fn: Callable[[dict], Mapping], configs: Iterable[Mapping], *,
+            parallel: bool = True, desc: str | None = None) -> list[dict]:
+        """``Store.map`` on this context's store (and executor, unless ``parallel`` is false)."""
+        return self.store.map(kind, fn, configs, executor=self.executor if parallel else None,
+                              progress=self.progress, desc=desc or kind)
+
+    def path(self, name: str) -> Path:
+        """Path of a figure or table file (``out/figures/name``; a temporary folder without ``out``)."""
+        if self.out is None:
+            import tempfile
+
+            self.out = Path(tempfile.mkdtemp(prefix="implicitbias-"))
+        p = self.out / "figures" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def link(self, path: Path) -> str:
+        """Relative link from the report file to ``path``."""
+        return path.relative_to(self.out).as_posix()
+
+
+class Claim:
+    """Base class of the claims; see the package docstring for what a subclass defines."""
+
+    id: ClassVar[str]
+    statement: ClassVar[str]
+    source: ClassVar[str]
+    section: ClassVar[str]
+    order: ClassVar[int] = 0
+    verify: ClassVar[bool] = False  # part of ``implicitbias verify`` (theorem checks, minutes on a CPU)
+    outcomes: ClassVar[tuple[str, ...]] = ("agrees", "disagrees")  # what ``judge`` can return (tested)
+    thresholds: ClassVar[Mapping[str, Threshold]] = {}
+    configs: ClassVar[Mapping[str, Any]] = {}
+
+    def config(self, tier: str):
+        """The typed config of ``tier`` (tiers without their own use the ``default`` one)."""
+        params.choice("tier", tier, TIERS)
+        return self.configs.get(tier, self.configs.get("default"))
+
+    def threshold(self, name: str) -> float:
+        return float(self.thresholds[name])
+
+    def measure(self, ctx: Context, config) -> Evidence | Sequence[Evidence]:
+        raise NotImplementedError
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        raise NotImplementedError
+
+    def render(self, ctx: Context, evidence: Evidence, verdict: Verdict) -> str:
+        return ""
+
+
+@dataclass
+class Result:
+    """One row of the claims table: a claim judged on one piece of evidence, with its details."""
+
+    claim: Claim
+    evidence: Evidence
+    verdict: Verdict
+    markdown: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.claim.id} ({self.evidence.label})" if self.evidence.label else self.claim.id
+
+    def row(self) -> list[str]:
+        """claim, statement, check run, measured, verdict, reason."""
+        v = self.verdict
+        return [self.name, self.claim.statement, self.evidence.check, v.measured, v.verdict, v.reason]
+
+
+def evaluate(claim: Claim, ctx: Context) -> list[Result]:
+    """Measure ``claim`` in ``ctx`` and judge every piece of evidence it returns."""
+    measured = claim.measure(ctx, claim.config(ctx.tier))
+    evidence = [measured] if isinstance(measured, Evidence) else list(measured)
+    results = []
+    for ev in evidence:
+        verdict = claim.judge(ev)
+        results.append(Result(claim, ev, verdict, claim.render(ctx, ev, verdict)))
+    return results
+
+
+def registry() -> dict[str, Claim]:
+    """Every claim, by id, in (section, order) order: the ``CLAIM`` of each module of this package."""
+    claims = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        claim = getattr(module, "CLAIM", None)
+        if isinstance(claim, Claim):
+            claims.append(claim)
+    ids = [c.id for c in claims]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicated:
+        raise RuntimeError(f"claim ids defined twice: {duplicated}")
+    return {c.id: c for c in sorted(claims, key=lambda c: (c.section, c.order, c.id))}
