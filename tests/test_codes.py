@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.numerics.maxmargin import codes
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.numerics.maxmargin.margin import margins, schatten_objective
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
@@ -37,7 +38,7 @@ def test_matrices_have_unit_margin_and_the_exact_objective(name, K, L):
     p = 2 / (L + 1)
     assert _svd_objective(Z, p) == pytest.approx(float(exact.objective_at(name, K, L)), rel=1e-10)
     s = np.linalg.svd(Z, compute_uv=False)
-    assert codes.numerical_rank(s) == exact.rank(name, K)
+    assert numerical_rank(s) == exact.rank(name, K)
 
 
 @pytest.mark.parametrize("K", [3, 4, 5, 6, 7, 8, 12, 17])
@@ -46,7 +47,7 @@ def test_limit_objective_matches_the_spectrum(K):
         parity = None if name != "cross_polytope" else ("even" if K % 2 == 0 else "odd")
         rank, logsum = exact.limit_objective(name, parity)
         s = np.linalg.svd(codes.CODES[name](K), compute_uv=False)
-        r = codes.numerical_rank(s)
+        r = numerical_rank(s)
         assert r == int(rank.subs(exact.K, K))
         assert np.sum(np.log(s[:r])) == pytest.approx(float(logsum.subs(exact.K, K)), abs=1e-10)
 

@@ -30,6 +30,7 @@ from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
 from implicitbias.numerics.maxmargin.margin import min_margin, unit_margin
+from implicitbias.numerics.metrics.rank import RANK_RTOL, numerical_rank
 from implicitbias.theory import params
 
 __all__ = [
@@ -43,13 +44,10 @@ __all__ = [
     "one_vs_rest_distance",
     "pair_margin_constraint",
     "class_vectors",
-    "numerical_rank",
     "identify_structure",
-    "RANK_TOL",
     "single_threaded",
 ]
 
-RANK_TOL = 1e-6  # a singular value counts when it exceeds RANK_TOL * sigma_1
 
 # Decorator: run with one BLAS/OpenMP thread.  The optimisers here call BLAS on tiny matrices
 # thousands of times; a multi-threaded BLAS on a shared machine spends milliseconds per call
@@ -243,13 +241,7 @@ def one_vs_rest_distance(W: np.ndarray) -> np.ndarray:
     return np.linalg.norm(W.T - W.T @ A.value, axis=0)
 
 
-def numerical_rank(s: np.ndarray, tol: float = RANK_TOL) -> int:
-    """Number of singular values above tol * sigma_1 (``s`` sorted descending)."""
-    s = np.asarray(s, dtype=float)
-    return int(np.sum(s > tol * s[0])) if s.size and s[0] > 0 else 0
-
-
-def class_vectors(Z: np.ndarray, tol: float = RANK_TOL) -> tuple[np.ndarray, np.ndarray]:
+def class_vectors(Z: np.ndarray, tol: float = RANK_RTOL) -> tuple[np.ndarray, np.ndarray]:
     """Balanced factors of Zbar = W H^T: W = U S^(1/2) (classifier rows), H = V S^(1/2).
 
     Trimmed to the numerical rank.  The Gram matrices W W^T = (Z Z^T)^(1/2) and

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import params
 
 __all__ = [
@@ -80,5 +81,4 @@ def schatten_objective(Z: np.ndarray, p: float, rtol: float = 0.0) -> float:
     p = params.real("p", p, minimum=0, open_minimum=True)
     rtol = params.real("rtol", rtol, minimum=0, maximum=1)
     s = np.linalg.svd(np.asarray(Z, dtype=float), compute_uv=False)
-    s = s[s > rtol * s[0]] if s.size and s[0] > 0 else s
-    return float(np.sum(s**p))
+    return float(np.sum(s[: numerical_rank(s, rtol)] ** p))

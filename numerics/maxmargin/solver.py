@@ -41,12 +41,12 @@ from implicitbias.numerics.maxmargin.codes import (
     centre_columns,
     class_vectors,
     identify_structure,
-    numerical_rank,
     pair_margin_constraint,
     simplex_etf,
     single_threaded,
     softmax_code,
 )
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.numerics.maxmargin.margin import margins, min_margin, schatten_objective, unit_margin
 from implicitbias.theory import params
 
