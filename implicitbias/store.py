@@ -232,7 +232,8 @@ class Store:
         """
         check = self._db.execute("PRAGMA quick_check(1)").fetchone()
         if check is None or check[0] != "ok":
-            raise StoreError(f"store {self.path} is corrupt (SQLite quick_check: {check and check[0]}); {_UNTOUCHED}")
+            found = " ".join(str(check and check[0]).split())[:200]
+            raise StoreError(f"store {self.path} is corrupt (SQLite quick_check: {found}); {_UNTOUCHED}")
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
             if self.readonly:
@@ -247,7 +248,8 @@ class Store:
         if self.readonly and not set(_ADDED) <= self._columns("records"):
             raise StoreError(f"store {self.path} is of an older layout and read-only; open it once writable to upgrade it")
 
-    def _writable(self, what: str) -> None:
+    def require_writable(self, what: str) -> None:
+        """Raise a one-line StoreError naming ``what`` when this store was opened read-only."""
         if self.readonly:
             raise StoreError(
                 f"store {self.path} is read-only: {what} needs a writable store "
@@ -297,7 +299,7 @@ class Store:
         """Take the lease on ``(kind, config)`` for this store: ``claimed`` (marked ``running``
         under ``code``; epoch rows left by other code are cleared), ``done`` (a record of this
         code is stored) or ``leased`` (a live holder is computing it)."""
-        self._writable(f"computing {kind}")
+        self.require_writable(f"computing {kind}")
         key = config_key(kind, config)
         now = time.time()
         self._db.execute("BEGIN IMMEDIATE")
@@ -340,7 +342,7 @@ class Store:
     def put(self, kind: str, config: Mapping, record: Mapping, *, code: str, status: str = "done") -> None:
         """Store the record of ``(kind, config)`` made by code ``code`` (one committed transaction;
         the cell's lease ends)."""
-        self._writable(f"storing {kind}")
+        self.require_writable(f"storing {kind}")
         self._db.execute(
             "INSERT INTO records(key, kind, config, status, record, started, finished, code) "
             "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status, "
@@ -375,7 +377,7 @@ class Store:
     # -- per-epoch rows of long runs ---------------------------------------------------------
     def put_epoch(self, kind: str, config: Mapping, epoch: int, data: Mapping) -> None:
         """Store the row of one epoch of a run (idempotent: a rewritten epoch replaces)."""
-        self._writable(f"storing epochs of {kind}")
+        self.require_writable(f"storing epochs of {kind}")
         self._db.execute(
             "INSERT OR REPLACE INTO epochs(key, epoch, data) VALUES (?,?,?)",
             (config_key(kind, config), int(epoch), canonical_json(data)),
@@ -418,7 +420,7 @@ class Store:
         results: list[dict | None] = [self.get(kind, c, code=code) for c in configs]
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
-            self._writable(f"computing {len(todo)} missing {kind} records")
+            self.require_writable(f"computing {len(todo)} missing {kind} records")
         bar = tqdm(
             total=len(configs),
             initial=len(configs) - len(todo),

@@ -80,10 +80,14 @@ def test_cli_bad_spec_is_one_line_and_runs_nothing(tmp_path, capsys):
         assert s.counts("validation.run") == {}
 
 
-def test_bad_device_fails_before_any_run(store):
+@pytest.mark.parametrize("device", ["tpu:7", "meta", "cuda:99", "gpu", ""])
+def test_bad_device_fails_at_load_and_before_any_run(store, device):
     from implicitbias.validation.sweep import run_sweep
 
-    spec = load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}, "options": {"device": "tpu:7"}})
+    with pytest.raises(ParameterError, match="device"):
+        load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}, "options": {"device": device}})
+    spec = load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}})
+    spec.options["device"] = device  # as the sweep command's --device sets it
     with pytest.raises(ParameterError, match="device"):
         run_sweep(spec, store, progress=False)
     assert store.counts("validation.run") == {}

@@ -12,8 +12,11 @@ L counts weight matrices (N = L + 1 factors including the features).  Runs are c
 
 from __future__ import annotations
 
-from implicitbias.commands import parse_list
+from implicitbias.commands import output_folder, parse_list
 from implicitbias.executors import EXECUTORS
+from implicitbias.theory import params
+
+T_START = 1e-3  # first time of the trajectory grid (numerics.ufm.spectral_flow.trajectory_record)
 
 
 def register(sub) -> None:
@@ -44,8 +47,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from implicitbias.claims.basin import basin_configs, basin_figure
     from implicitbias.claims.kl_to_nc import trajectory_configs, trajectory_figure
     from implicitbias.executors import open_executor
@@ -55,7 +56,13 @@ def run(args) -> int:
     from implicitbias.store import Store
 
     depths = parse_list("L", args.L, int)
-    out = Path(args.out)
+    out = output_folder("out", args.out)
+    params.real("margin", args.margin, minimum=0, open_minimum=True)
+    if args.what == "trajectory":
+        params.real("t-end", args.t_end, minimum=T_START, open_minimum=True)
+        params.seed("seed", args.seed)
+    else:
+        params.real("t-end", args.t_end, minimum=0, open_minimum=True)
     with Store(args.store) as store:
         if args.what == "trajectory":
             configs = trajectory_configs(

@@ -28,12 +28,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.commands import parse_list
+    from implicitbias.commands import output_folder, parse_list
     from implicitbias.executors import open_executor
     from implicitbias.report import build_report
     from implicitbias.store import Store
 
     only = parse_list("only", args.only, str) if args.only is not None else None
+    output_folder("out", args.out)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         built = build_report(
             args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress
