@@ -35,7 +35,7 @@ def main() -> None:
         for dim in DIMS:
             cells, fits = [], -1
             for order in ORDERS:
-                if cells and cells[-1].startswith(">"):
+                if fits < order - 1:  # a lower order already ran out of budget
                     cells.append("-")
                     continue
                 t0 = time.perf_counter()

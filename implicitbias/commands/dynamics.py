@@ -17,6 +17,9 @@ from implicitbias.executors import EXECUTORS
 from implicitbias.theory import params
 
 T_START = 1e-3  # first time of the trajectory grid (numerics.ufm.spectral_flow.trajectory_record)
+# Ranges where the flow stays in floating point: the start is scale * exp(eps * xi) with xi ~ N(0, 1)
+# and the flow runs until the margin is reached or t_end.
+MAX_SCALE, MAX_EPS, MAX_MARGIN, MAX_T_END = 1e6, 10.0, 1e6, 1e15
 
 
 def register(sub) -> None:
@@ -57,12 +60,17 @@ def run(args) -> int:
 
     depths = parse_list("L", args.L, int)
     out = output_folder("out", args.out)
-    params.real("margin", args.margin, minimum=0, open_minimum=True)
+    params.real("margin", args.margin, minimum=0, open_minimum=True, maximum=MAX_MARGIN)
+    params.real("t-end", args.t_end, minimum=T_START if args.what == "trajectory" else 0, open_minimum=True,
+                maximum=MAX_T_END)
+    scales = [args.scale] if args.what == "trajectory" else parse_list("scales", args.scales)
+    eps = [args.eps] if args.what == "trajectory" else parse_list("eps", args.eps)
+    for s in scales:
+        params.real("scale", s, minimum=0, open_minimum=True, maximum=MAX_SCALE)
+    for e in eps:
+        params.real("eps", e, minimum=0, maximum=MAX_EPS)
     if args.what == "trajectory":
-        params.real("t-end", args.t_end, minimum=T_START, open_minimum=True)
         params.seed("seed", args.seed)
-    else:
-        params.real("t-end", args.t_end, minimum=0, open_minimum=True)
     with Store(args.store) as store:
         if args.what == "trajectory":
             configs = trajectory_configs(
@@ -87,8 +95,8 @@ def run(args) -> int:
                 args.K,
                 depths,
                 args.n,
-                parse_list("scales", args.scales),
-                parse_list("eps", args.eps),
+                scales,
+                eps,
                 args.seeds,
                 args.margin,
                 args.t_end,
