@@ -148,6 +148,11 @@ class Store:
                     if column not in columns:
                         kind = "REAL" if column == "heartbeat" else "TEXT"
                         self._db.execute(f"ALTER TABLE records ADD COLUMN {column} {kind}")
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            if "locked" in str(exc):
+                raise StoreError(f"store {self.path} is busy: another process kept it locked for 60 s; try again") from None
+            raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
@@ -301,15 +306,25 @@ class Store:
         code is stored) or ``leased`` (a live holder is computing it)."""
         self.require_writable(f"computing {kind}")
         key = config_key(kind, config)
+        query = "SELECT status, code, owner, heartbeat FROM records WHERE key=?"
+
+        def held(row, now) -> str | None:
+            if row is not None and row[0] == "done" and row[1] == code:
+                return "done"
+            if row is not None and row[0] == "running" and self._alive(row[2], row[3], now):
+                return "leased"
+            return None
+
+        # a read first: a process waiting on many cells held by others takes no write lock
+        state = held(self._db.execute(query, (key,)).fetchone(), time.time())
+        if state is not None:
+            return state
         now = time.time()
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            row = self._db.execute("SELECT status, code, owner, heartbeat FROM records WHERE key=?", (key,)).fetchone()
-            if row is not None and row[0] == "done" and row[1] == code:
-                state = "done"
-            elif row is not None and row[0] == "running" and self._alive(row[2], row[3], now):
-                state = "leased"
-            else:
+            row = self._db.execute(query, (key,)).fetchone()
+            state = held(row, now)
+            if state is None:
                 state = "claimed"
                 if row is not None and row[1] != code:
                     self._db.execute("DELETE FROM epochs WHERE key=?", (key,))
@@ -324,10 +339,6 @@ class Store:
             self._db.execute("ROLLBACK")
             raise
         return state
-
-    def mark_running(self, kind: str, config: Mapping, *, code: str) -> None:
-        """Record that ``(kind, config)`` has started under ``code`` (``claim``, whatever the row holds)."""
-        self.claim(kind, config, code=code)
 
     def _alive(self, owner: str | None, heartbeat: float | None, now: float) -> bool:
         """Whether a lease still holds: it has an owner other than this store, a heartbeat younger

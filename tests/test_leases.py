@@ -163,3 +163,50 @@ def test_a_cell_that_raises_is_recorded_failed_with_its_message(tmp_path, kind):
         assert s.status("r", {"x": 7}, code=code) == "failed"
         assert s.records("r", code=code, status="failed") == [({"x": 7}, {"error": "ValueError: bad cell 7 second line"})]
         assert s.counts("r") == {"failed": 1}
+
+
+SWEEP = """
+name = "leases"
+[base]
+dataset = "synthetic"
+data_size = 200
+width = 0.0625
+epochs = 2
+batch_size = 32
+sigma_w = [0.5, 1.0, 2.0, 4.0]
+optimizer = "sgd"
+lr = [0.05, 0.1]
+[options]
+threads = 1
+"""
+
+
+def _sweep_logging_runs(spec, store, log):
+    """``implicitbias sweep`` in a fresh interpreter, every training run noted in ``log``."""
+    code = (
+        "import json, sys\n"
+        "import implicitbias.validation.run as run\n"
+        "train = run.execute\n"
+        "def execute(config, **kw):\n"
+        f"    with open({str(log)!r}, 'a') as fh: fh.write(json.dumps(config, sort_keys=True) + '\\n')\n"
+        "    return train(config, **kw)\n"
+        "execute.__module__ = train.__module__  # the same code fingerprint: a log, not new code\n"
+        "run.execute = execute\n"
+        "from implicitbias.cli import main\n"
+        f"sys.exit(main(['--store', {str(store)!r}, 'sweep', {str(spec)!r}, '--no-progress']))\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+@pytest.mark.slow
+def test_two_sweeps_on_one_store_train_each_run_once(tmp_path):
+    spec, store, log = tmp_path / "leases.toml", tmp_path / "s.sqlite", tmp_path / "runs.jsonl"
+    spec.write_text(SWEEP)
+    Store(store).close()
+    procs = [_sweep_logging_runs(spec, store, log) for _ in range(2)]
+    outs = [p.communicate(timeout=900) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e for _, e in outs]
+    trained = log.read_text().splitlines()
+    assert len(trained) == len(set(trained)) == 8, f"{len(trained)} trainings for 8 runs"
+    assert all("8 runs done" in out for out, _ in outs)

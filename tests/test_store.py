@@ -52,7 +52,7 @@ CODE = Store.code_of(_square)
 def test_interrupted_run_is_recognised_and_rerun(tmp_path):
     path = tmp_path / "s.sqlite"
     with Store(path) as s:
-        s.mark_running("run", {"x": 1}, code=CODE)
+        assert s.claim("run", {"x": 1}, code=CODE) == "claimed"
         s.put_epoch("run", {"x": 1}, 0, {"loss": 1.0})
     with Store(path) as s:  # a new process sees the partial record
         assert s.status("run", {"x": 1}, code=CODE) == "running"

@@ -129,18 +129,19 @@ def test_empty_file_becomes_a_store(tmp_path):
         assert s.get("cell", {"x": 1}, code=CODE) == {"v": 1}
 
 
-def test_store_of_an_older_layout_is_upgraded(tmp_path):
+def test_store_from_before_leases_is_upgraded(tmp_path):
+    """A store written before records had owners and heartbeats gains them and computes."""
     path = tmp_path / "old.sqlite"
+    with Store(path) as s:
+        s.put("cell", {"x": 1}, {"v": 1}, code=CODE)
     db = sqlite3.connect(path)
-    db.executescript(
-        "CREATE TABLE records (key TEXT PRIMARY KEY, kind TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL,"
-        " record TEXT, started REAL, finished REAL);"
-        "CREATE TABLE epochs (key TEXT NOT NULL, epoch INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, epoch));"
-    )
+    for column in ("owner", "heartbeat"):
+        db.execute(f"ALTER TABLE records DROP COLUMN {column}")
+    db.commit()
     db.close()
     with Store(path) as s:
-        (rec,) = s.map("cell", lambda c: {"v": c["x"]}, [{"x": 2}], progress=False, code=CODE)
-    assert rec == {"v": 2}
+        recs = s.map("cell", lambda c: {"v": c["x"]}, [{"x": 1}, {"x": 2}], progress=False, code=CODE)
+    assert recs == [{"v": 1}, {"v": 2}]
 
 
 # -- read-only stores ----------------------------------------------------------------------------
