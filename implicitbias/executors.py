@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -115,6 +116,9 @@ def open_executor(
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
+                    # a failed cell reaches the client as its exception (one line there); the
+                    # workers' own warnings about it would print after that line
+                    silence_logs=logging.ERROR,
                 ) as cluster,
                 Client(cluster) as client,
             ):

@@ -45,6 +45,7 @@ __all__ = [
     "coupled_l2",
     "UPDATES",
     "builtin",
+    "ALIASES",
 ]
 
 beta, rho, beta1, beta2, mu = sp.symbols("beta rho beta_1 beta_2 mu", positive=True)
@@ -191,7 +192,7 @@ UPDATES = {
 }
 
 # optimiser names of implicitbias.theory.clocks.OPTIMIZERS -> update names
-_ALIASES = {"sgd": "gd", "sgd_momentum": "heavy_ball"}
+ALIASES = {"sgd": "gd", "sgd_momentum": "heavy_ball"}  # optimiser names of theory.clocks
 
 
 def builtin(name: str, *, l2: bool = False, minibatches: int = 1) -> Update:
@@ -199,8 +200,8 @@ def builtin(name: str, *, l2: bool = False, minibatches: int = 1) -> Update:
 
     ``sgd`` with ``minibatches`` > 1 is SGD with random reshuffling; ``l2`` adds coupled decay.
     """
-    params.choice("optimizer", name, list(UPDATES) + list(_ALIASES))
-    name = _ALIASES.get(name, name)
+    params.choice("optimizer", name, list(UPDATES) + list(ALIASES))
+    name = ALIASES.get(name, name)
     minibatches = params.integer("minibatches", minibatches, minimum=1, maximum=4)
     if minibatches > 1 and name not in ("gd", "sgd_rr"):
         raise params.ParameterError(

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 from implicitbias.theory import params
 from implicitbias.theory.clocks import OPTIMIZERS
-from implicitbias.theory.updates import UPDATES
+from implicitbias.theory.updates import ALIASES, UPDATES
 
-# The highest --order that derives in bounded time, per update and --dim (1, 2, 3, 4): the symbolic
-# cost grows steeply with both (adam at order 3 ran for minutes, issue 9).  Measured with
-# benchmarks/bench_flows_cost.py: the whole command within a 20 s budget on the 2-core dev VM at
-# load 5 (benchmarks/RESULTS.md); an idle machine takes about half.  Keys are update names and the
-# aliases of theory.updates; SGD with m minibatches (random reshuffling) has a row per m.
+# The highest --order that derives in bounded time, per update and --dim (1, 2, 3, 4), without and
+# with --l2: the symbolic cost grows steeply with the order, the dimension and the state of the
+# optimiser (adam at order 3 ran for minutes, issue 9).  Measured with benchmarks/bench_flows_cost.py:
+# the whole derivation and printing within a 20 s budget on the 2-core dev VM at load 5-8
+# (benchmarks/RESULTS.md); an idle machine takes about half.  Adding L2 decay never makes a
+# derivation cheaper, so an order that fits with --l2 is allowed without it.  "sgd_rr<m>": SGD with
+# random reshuffling over m minibatches.
 MAX_ORDER = {
-    "gd": (3, 2, 1, 1),
-    "heavy_ball": (2, 2, 1, 1),
-    "nesterov": (3, 2, 1, 1),
-    "rmsprop": (1, 1, 0, 0),
-    "adam": (1, 1, 0, 0),
-    "adamw": (1, 1, 0, 0),
-    "sign": (2, 1, 1, 1),
-    "muon": (1, 0, 0, 0),
+    False: {"gd": (3, 2, 1, 1), "heavy_ball": (2, 2, 1, 1), "nesterov": (3, 2, 1, 1), "rmsprop": (1, 1, 0, 0),
+            "adam": (1, 1, 0, 0), "adamw": (1, 1, 0, 0), "sign": (2, 1, 1, 1), "muon": (1, 0, 0, 0),
+            "sgd_rr2": (2, 2, 1, 1), "sgd_rr3": (2, 1, 0, 0)},
+    True: {"gd": (3, 2, 1, 1), "heavy_ball": (2, 2, 1, 1), "nesterov": (2, 1, 1, 1), "rmsprop": (1, 0, 0, 0),
+           "adam": (1, 0, 0, 0), "adamw": (0, 0, 0, 0), "sign": (2, 1, 1, 0), "muon": (1, 0, 0, 0),
+           "sgd_rr2": (2, 1, 1, 1), "sgd_rr3": (1, 1, 0, 0)},
 }
-MAX_ORDER |= {"sgd": MAX_ORDER["gd"], "sgd_momentum": MAX_ORDER["heavy_ball"]}
-MAX_ORDER_RESHUFFLED = {2: (2, 2, 1, 1), 3: (1, 1, 0, 0)}  # sgd with m = 2, 3 minibatches
+MAX_MINIBATCHES = 3
 NAMES = sorted(set(OPTIMIZERS) | set(UPDATES))
 
 
@@ -32,30 +31,32 @@ def register(sub) -> None:
     p.add_argument("--order", type=int, default=1, help="highest power of h (0..3 as the optimiser allows, default 1)")
     p.add_argument("--dim", type=int, default=1, help="number of scalar parameters (1..4, default 1)")
     p.add_argument("--minibatches", type=int, default=1,
-                   help=f"sgd: m > 1 minibatches, random reshuffling (m <= {max(MAX_ORDER_RESHUFFLED)})")
+                   help=f"sgd: m > 1 minibatches, random reshuffling (m <= {MAX_MINIBATCHES})")
     p.add_argument("--l2", action="store_true", help="add coupled L2 decay (g -> g + lambda theta)")
     p.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
     p.set_defaults(func=run)
 
 
-def max_order(optimizer: str, dim: int, minibatches: int = 1) -> int:
-    """The highest order ``flows`` derives for this optimiser and dimension (-1: none), after
-    checking the three; ``MAX_ORDER`` says where the limits come from."""
+def max_order(optimizer: str, dim: int, minibatches: int = 1, l2: bool = False) -> int:
+    """The highest order ``flows`` derives for this optimiser, dimension, number of minibatches and
+    L2 decay, after checking them; ``MAX_ORDER`` says where the limits come from."""
     params.choice("optimizer", optimizer, NAMES)
     dim = params.integer("dim", dim, minimum=1, maximum=4)
-    m = params.integer("minibatches", minibatches, minimum=1, maximum=max(MAX_ORDER_RESHUFFLED))
-    if optimizer == "sgd_rr" or m > 1:
-        if optimizer not in ("sgd", "gd", "sgd_rr"):
+    m = params.integer("minibatches", minibatches, minimum=1, maximum=MAX_MINIBATCHES)
+    key = ALIASES.get(optimizer, optimizer)
+    if m > 1 or key == "sgd_rr":
+        if key not in ("gd", "sgd_rr"):
             raise params.ParameterError(f"minibatches > 1 (random reshuffling) applies to sgd only, got optimizer {optimizer}")
-        return MAX_ORDER_RESHUFFLED[max(m, 2)][dim - 1]
-    return MAX_ORDER[optimizer][dim - 1]
+        key = f"sgd_rr{max(m, 2)}"
+    return MAX_ORDER[bool(l2)][key][dim - 1]
 
 
 def run(args) -> int:
-    limit = max_order(args.optimizer, args.dim, args.minibatches)
+    limit = max_order(args.optimizer, args.dim, args.minibatches, args.l2)
     order = params.integer("order", args.order, minimum=0, maximum=3)
     if order > limit:
         what = f"{args.optimizer}" + (f" over {args.minibatches} minibatches" if args.minibatches > 1 else "")
+        what += " with L2 decay" if args.l2 else ""
         raise params.ParameterError(
             f"order must be <= {limit} for {what} in dim {args.dim} (higher orders take minutes to derive), got {order}"
             if limit >= 0 else f"dim must be smaller for {what}: even order 0 takes minutes to derive in dim {args.dim}"
