@@ -34,7 +34,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 from implicitbias.theory import params
 
-__all__ = ["InlineExecutor", "open_executor", "EXECUTORS"]
+__all__ = ["InlineExecutor", "open_executor", "check_executor", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask", "slurm")
 CONNECT_TIMEOUT_S = 5  # to a Dask scheduler given by address
@@ -56,6 +56,14 @@ class InlineExecutor(Executor):
         return future
 
 
+def check_executor(kind: str, workers: int | None = None, address: str | None = None) -> int | None:
+    """Check the options of ``open_executor`` (before anything starts); return ``workers``."""
+    params.choice("executor", kind, EXECUTORS)
+    if address is not None and kind != "dask":
+        raise params.ParameterError(f"address names a Dask scheduler: it needs executor dask, got executor {kind}")
+    return None if workers is None else params.integer("workers", workers, minimum=1, maximum=4096)
+
+
 @contextlib.contextmanager
 def open_executor(
     kind: str = "inline", workers: int | None = None, address: str | None = None
@@ -71,11 +79,7 @@ def open_executor(
     cores, memory, walltime, job_extra_directives...) scaled to ``workers`` jobs (default 1);
     needs ``pip install implicitbias[slurm]``.
     """
-    params.choice("executor", kind, EXECUTORS)
-    if workers is not None:
-        workers = params.integer("workers", workers, minimum=1, maximum=4096)
-    if address is not None and kind != "dask":
-        raise params.ParameterError(f"address names a Dask scheduler: it needs executor dask, got executor {kind}")
+    workers = check_executor(kind, workers, address)
     if kind == "inline":
         yield InlineExecutor()
     elif kind == "process":

@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.executors import open_executor
+    from implicitbias.executors import check_executor, open_executor
     from implicitbias.store import Store
     from implicitbias.validation.run import resolve_device
     from implicitbias.validation.sweep import load_spec, run_sweep, sweep_status
@@ -47,26 +47,23 @@ def run(args) -> int:
         spec.options["batched"] = True
     # everything the runs need is checked before anything is printed, --dry-run included
     resolve_device(spec.options.get("device"))
-    if args.workers is not None:
-        params.integer("workers", args.workers, minimum=1, maximum=4096)
-    if args.address is not None and args.executor != "dask":
-        raise params.ParameterError(f"address names a Dask scheduler: it needs --executor dask, got {args.executor}")
+    check_executor(args.executor, args.workers, args.address)
     with Store(args.store) as store:
         status = sweep_status(spec, store)
-        if args.dry_run:
-            if args.address is not None:
-                with open_executor("dask", address=args.address):
-                    pass  # the scheduler answers
-            print(f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
-                  f"{status['partial']} interrupted (rerun), {status['missing']} to run (dry run: nothing trained)")
-            return 0
-        if status["missing"] + status["partial"]:
-            store.require_writable(f"running {status['missing'] + status['partial']} runs")
+        todo = status["missing"] + status["partial"]
+        if args.dry_run and args.address is not None:
+            with open_executor("dask", address=args.address):
+                pass  # the scheduler answers
+        elif todo and not args.dry_run:
+            store.require_writable(f"running {todo} runs")
         print(
             f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
-            f"{status['partial']} interrupted (rerun), {status['missing']} to run",
+            f"{status['partial']} interrupted (rerun), {status['missing']} to run"
+            + (" (dry run: nothing trained)" if args.dry_run else ""),
             flush=True,
         )
+        if args.dry_run:
+            return 0
         # inline runs go through no executor, so their epoch rows reach the store as they happen
         with open_executor(args.executor, args.workers, args.address) as executor:
             records = run_sweep(
