@@ -123,7 +123,8 @@ def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: boo
         rows = [Row(c.claim, c.statement, c.check, c.measured, c.verdict) for c in section.claims]
         parts.append(section.markdown)
     if hasattr(mod, "exhibit") and not verify_only:
-        parts.append(mod.exhibit(ctx))
+        with _naming(f"section {mod.NAME}"):
+            parts.append(mod.exhibit(ctx))
     for claim in claims:
         with _naming(f"claim {claim.id}"):
             results = evaluate(claim, ctx)
