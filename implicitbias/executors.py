@@ -4,21 +4,41 @@ Every executor here is a ``concurrent.futures.Executor``, so a sweep is written 
 that interface (``Store.map``) and runs unchanged on one core, on all local cores (one worker
 per GPU where GPUs exist), on a Dask cluster (``distributed.Client.get_executor``) or on a SLURM
 cluster through dask-jobqueue.
+
+No orphans: the workers of the process pool end with their client, SIGKILL of the client
+included.  Each worker asks the Linux kernel for SIGKILL when its parent dies
+(``prctl(PR_SET_PDEATHSIG)`` through ctypes), then checks that its parent is still the client, which
+closes the race of a client killed before the call.  Chosen over a watchdog thread polling the
+parent pid because the kernel delivers it at once and whatever the worker is doing, even inside a
+long C call that holds the GIL (a solver, a BLAS call), where a Python thread would not run;
+where prctl does not exist (macOS) the watchdog thread is the fallback.  The multiprocessing
+resource tracker then sees its pipe close and exits by itself.  Dask's LocalCluster workers
+already end with their nanny, which lives in the client process (tests/test_orphans.py checks
+both).  A Dask scheduler given by address is reached with a short connect timeout, so a bad or
+unreachable address fails in seconds with one line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import logging
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 from implicitbias.theory import params
 
-__all__ = ["InlineExecutor", "open_executor", "EXECUTORS"]
+__all__ = ["InlineExecutor", "open_executor", "check_executor", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask", "slurm")
+CONNECT_TIMEOUT_S = 5  # to a Dask scheduler given by address
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 class InlineExecutor(Executor):
@@ -36,6 +56,14 @@ class InlineExecutor(Executor):
         return future
 
 
+def check_executor(kind: str, workers: int | None = None, address: str | None = None) -> int | None:
+    """Check the options of ``open_executor`` (before anything starts); return ``workers``."""
+    params.choice("executor", kind, EXECUTORS)
+    if address is not None and kind != "dask":
+        raise params.ParameterError(f"address names a Dask scheduler: it needs executor dask, got executor {kind}")
+    return None if workers is None else params.integer("workers", workers, minimum=1, maximum=4096)
+
+
 @contextlib.contextmanager
 def open_executor(
     kind: str = "inline", workers: int | None = None, address: str | None = None
@@ -51,21 +79,23 @@ def open_executor(
     cores, memory, walltime, job_extra_directives...) scaled to ``workers`` jobs (default 1);
     needs ``pip install implicitbias[slurm]``.
     """
-    params.choice("executor", kind, EXECUTORS)
-    if workers is not None:
-        workers = params.integer("workers", workers, minimum=1, maximum=4096)
+    workers = check_executor(kind, workers, address)
     if kind == "inline":
         yield InlineExecutor()
     elif kind == "process":
         ctx = multiprocessing.get_context("spawn")
         gpus = _gpu_count()
-        pin = {}
+        queue = None
         if gpus:
             queue = ctx.Queue()
             for i in range(workers or gpus):
                 queue.put(i % gpus)
-            pin = {"initializer": _pin_gpu, "initargs": (queue,)}
-        with ProcessPoolExecutor(max_workers=workers or gpus or os.cpu_count(), mp_context=ctx, **pin) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers or gpus or os.cpu_count(),
+            mp_context=ctx,
+            initializer=_start_worker,
+            initargs=(os.getpid(), queue),
+        ) as pool:
             yield pool
     elif kind == "slurm":
         try:
@@ -81,7 +111,7 @@ def open_executor(
         from distributed import Client, LocalCluster
 
         if address:
-            with Client(address) as client:
+            with _dask_client(address) as client:
                 yield client.get_executor()
         else:
             with (
@@ -90,6 +120,9 @@ def open_executor(
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
+                    # a failed cell reaches the client as its exception (one line there); the
+                    # workers' own warnings about it would print after that line
+                    silence_logs=logging.ERROR,
                 ) as cluster,
                 Client(cluster) as client,
             ):
@@ -103,6 +136,44 @@ def _gpu_count() -> int:
     return torch.cuda.device_count()
 
 
-def _pin_gpu(queue) -> None:
-    """Process-pool initializer: this worker sees only the GPU it takes from ``queue``."""
-    os.environ["CUDA_VISIBLE_DEVICES"] = str(queue.get())
+@contextlib.contextmanager
+def _dask_client(address: str):
+    """A client of the scheduler at ``address``, or one ParameterError within the connect timeout."""
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S)
+    except Exception as exc:  # refused, timed out, malformed, or something else answered
+        why = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise params.ParameterError(
+            f"address {address!r}: cannot reach a Dask scheduler there (within {CONNECT_TIMEOUT_S} s: {why}); "
+            "give tcp://HOST:PORT of a running scheduler, or leave --address out for a local cluster"
+        ) from None
+    with client:
+        yield client
+
+
+def _start_worker(client_pid: int, gpu_queue) -> None:
+    """Process-pool initializer: end with the client (see the module docstring) and, where GPUs
+    exist, see only the GPU taken from ``gpu_queue``."""
+    _die_with(client_pid)
+    if gpu_queue is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
+
+
+def _die_with(parent_pid: int) -> None:
+    """SIGKILL this process when ``parent_pid`` (its parent) dies: the kernel's parent-death
+    signal on Linux, else a thread polling the parent pid every half second."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent_pid:  # the client died before prctl took effect
+                os.kill(os.getpid(), signal.SIGKILL)
+            return
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="orphan-watchdog", daemon=True).start()

@@ -79,8 +79,132 @@ def test_light_choice_lists_match_the_science():
     assert headrank.HEAD_INITS == head_rank.HEAD_INITS
 
 
-@pytest.mark.parametrize("text", ["1,,2", "1,2,", "", ",", "1,x"])
+@pytest.mark.parametrize("text", ["1,,2", "1,2,", "", ",", "1,x", " ", ",1"])
 def test_bad_lists_are_one_line_errors(text, capsys):
     assert main(["dynamics", "basin", "--L", text]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "L must be" in err
+
+
+# -- one error path ---------------------------------------------------------------------------------
+
+def _fake_sections(monkeypatch, build=None, measure=None):
+    """Replace the report's sections and claims by one section holding what is given."""
+    import types
+
+    import implicitbias.report as report
+
+    section = types.SimpleNamespace(NAME="fake", ORDER=0, TITLE="Fake", VERIFY=True)
+    if build is not None:
+        section.build = build
+    claims = {}
+    if measure is not None:
+        claims["Fake claim 1"] = types.SimpleNamespace(id="Fake claim 1", section="fake", verify=True,
+                                                       config=lambda tier: None, measure=measure)
+    monkeypatch.setattr(report, "available_sections", lambda: {"fake": section})
+    monkeypatch.setattr(report, "registry", lambda: claims)
+
+
+def _section_with(verdict):
+    import implicitbias.report as report
+
+    def build(ctx):
+        return report.Section("fake", "", [report.Claim("Fake 1", "a statement", "a check", "1.0", verdict)])
+
+    return build
+
+
+@pytest.mark.parametrize("verdict, status", [("agrees", 0), ("inconclusive", 0), ("disagrees", 1)])
+def test_verify_exits_1_only_for_a_disagreeing_claim(monkeypatch, capsys, verdict, status):
+    _fake_sections(monkeypatch, build=_section_with(verdict))
+    assert main(["verify", "--no-progress"]) == status
+    assert capsys.readouterr().err == ""
+
+
+def _crash(*_):
+    raise ZeroDivisionError("division by zero in the check")
+
+
+@pytest.mark.parametrize("where, name", [("build", "section fake"), ("measure", "claim Fake claim 1")])
+def test_verify_exits_2_naming_a_claim_whose_computation_crashed(monkeypatch, capsys, where, name):
+    _fake_sections(monkeypatch, **{where: _crash})
+    assert main(["verify", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{name} failed to compute: ZeroDivisionError: division by zero in the check" in err
+
+
+def test_unexpected_error_is_one_line_marked_internal(monkeypatch, capsys):
+    from implicitbias.commands import clocks
+
+    monkeypatch.setattr(clocks, "forgetting_clocks", _crash)
+    assert main(["clocks"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" in err and "ZeroDivisionError" in err
+    monkeypatch.setenv("IMPLICITBIAS_TRACEBACK", "1")  # for developers: the traceback
+    with pytest.raises(ZeroDivisionError):
+        main(["clocks"])
+
+
+OUT_COMMANDS = [
+    ["analyse"],
+    ["dynamics", "trajectory", "--K", "2", "--L", "1"],
+    ["dynamics", "basin", "--K", "2", "--L", "1"],
+    ["phase", "--kmax", "2", "--lmax", "1", "--executor", "inline"],
+    ["report", "--executor", "inline"],
+    ["verify"],
+]
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("where, match", [("file", "is a file"), ("file/inside", "lies inside the file"),
+                                          ("", "must be a folder path"), ("locked/out", "is read-only")])
+def test_bad_output_folder_is_one_line_before_any_work(tmp_path, capsys, monkeypatch, command, where, match):
+    from test_store_files import read_only
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "locked").mkdir()
+    out = str(tmp_path / where) if where else ""
+    with read_only(tmp_path / "locked"):
+        assert main([*command, "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err, err
+    assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["flows", "--minibatches", "-1"], "minibatches must be"),
+        (["flows", "--minibatches", "2", "--optimizer", "adam"], "applies to sgd only"),
+        (["clocks", "--every", "-1"], "every must be"),
+        (["clocks", "--lr", "1e308"], "lr must be"),
+        (["headrank", "--threads", "0"], "threads must be"),
+        (["report", "--only", ""], "only must be"),
+        (["dynamics", "basin", "--margin", "-1"], "margin must be"),
+        (["dynamics", "trajectory", "--seed", "-1"], "seed must be"),
+        (["dynamics", "trajectory", "--t-end", "1e-3"], "t-end must be"),
+        (["phase", "--seed", str(2**64)], "seed must be"),
+        (["sweep", "tiny", "--device", "meta", "--dry-run"], "device must be"),
+        (["sweep", "tiny", "--device", "cuda", "--dry-run"], "no CUDA device"),
+        (["sweep", "tiny", "--executor", "dask", "--address", "foo", "--dry-run"], "cannot reach a Dask scheduler"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else "",
+)
+def test_measured_nonsense_is_refused_in_one_line(argv, match, capsys, tmp_path, monkeypatch):
+    """The cases of issue 9's measurements that used to pass silently or end in a traceback."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and match in err and "Traceback" not in err, err
+    assert out == ""  # nothing printed before the error
+
+
+def test_unreachable_dask_scheduler_fails_fast(capsys):
+    import time
+
+    t0 = time.monotonic()
+    assert main(["sweep", "tiny", "--executor", "dask", "--address", "tcp://127.0.0.1:1", "--dry-run"]) == 2
+    assert time.monotonic() - t0 < 30  # 5 s connect timeout (it took 33 s before)
+    assert "cannot reach a Dask scheduler" in capsys.readouterr().err

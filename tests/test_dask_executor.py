@@ -28,3 +28,29 @@ def test_dask_local_cluster_matches_inline(tmp_path):
         for ra, rb in zip(a["history"], b["history"]):
             for key in ("train_loss", "val_loss", "test_acc", "kernel_norm"):
                 assert ra[key] == pytest.approx(rb[key], rel=1e-9)
+
+
+def _square(config):
+    return {"value": config["x"] ** 2}
+
+
+def test_running_scheduler_by_address(tmp_path):
+    """``--address`` reaches an existing scheduler (through the short connect timeout) and computes."""
+    from distributed import LocalCluster
+
+    from implicitbias.store import Store
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Store(tmp_path / "s.sqlite") as store, open_executor("dask", address=cluster.scheduler_address) as ex:
+            recs = store.map("sq", _square, [{"x": i} for i in range(3)], executor=ex, progress=False)
+    assert [r["value"] for r in recs] == [0, 1, 4]
+
+
+@pytest.mark.parametrize("address", ["foo", "xyz://a:b"])
+def test_bad_or_unreachable_address_is_one_parameter_error(address):
+    from implicitbias.theory.params import ParameterError
+
+    with pytest.raises(ParameterError, match="cannot reach a Dask scheduler") as info:
+        with open_executor("dask", address=address):
+            pass
+    assert "\n" not in str(info.value)

@@ -52,7 +52,7 @@ CODE = Store.code_of(_square)
 def test_interrupted_run_is_recognised_and_rerun(tmp_path):
     path = tmp_path / "s.sqlite"
     with Store(path) as s:
-        s.mark_running("run", {"x": 1}, code=CODE)
+        assert s.claim("run", {"x": 1}, code=CODE) == "claimed"
         s.put_epoch("run", {"x": 1}, 0, {"loss": 1.0})
     with Store(path) as s:  # a new process sees the partial record
         assert s.status("run", {"x": 1}, code=CODE) == "running"
@@ -81,4 +81,9 @@ def test_completed_cells_are_kept_when_a_later_cell_fails(store, kind):
         store.map("f", _fails_on_three, [{"x": i} for i in range(5)], executor=ex, progress=False)
     code = Store.code_of(_fails_on_three)
     assert [store.status("f", {"x": i}, code=code) for i in range(3)] == ["done"] * 3
-    assert store.status("f", {"x": 3}, code=code) == "running"
+    # the cell that raised is recorded as failed with its message, not left running
+    assert store.status("f", {"x": 3}, code=code) == "failed"
+    assert store.records("f", code=code, status="failed") == [({"x": 3}, {"error": "RuntimeError: boom"})]
+    # a rerun retries it (and only it)
+    (rec,) = store.map("f", _square, [{"x": 3}], progress=False, code=code)
+    assert rec["value"] == 9 and store.status("f", {"x": 3}, code=code) == "done"

@@ -80,10 +80,14 @@ def test_cli_bad_spec_is_one_line_and_runs_nothing(tmp_path, capsys):
         assert s.counts("validation.run") == {}
 
 
-def test_bad_device_fails_before_any_run(store):
+@pytest.mark.parametrize("device", ["tpu:7", "meta", "cuda:99", "gpu", ""])
+def test_bad_device_fails_at_load_and_before_any_run(store, device):
     from implicitbias.validation.sweep import run_sweep
 
-    spec = load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}, "options": {"device": "tpu:7"}})
+    with pytest.raises(ParameterError, match="device"):
+        load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}, "options": {"device": device}})
+    spec = load_spec({"base": {**BASE, "sigma_w": [1.0, 2.0]}})
+    spec.options["device"] = device  # as the sweep command's --device sets it
     with pytest.raises(ParameterError, match="device"):
         run_sweep(spec, store, progress=False)
     assert store.counts("validation.run") == {}
@@ -99,3 +103,63 @@ def test_any_non_positive_or_non_numeric_entry_is_rejected(key, value):
         value = -1.0  # zero decay is allowed
     with pytest.raises(ParameterError, match=key):
         load_spec(_spec(**{key: value}))
+
+
+@pytest.mark.parametrize(
+    "grid, match",
+    [
+        ({"flip": "false"}, "flip must be a boolean"),
+        ({"scale_head": "no"}, "scale_head must be a boolean"),
+        ({"flip": 0}, "flip must be a boolean"),
+        ({"epochs": True}, "epochs must be an integer"),
+        ({"lr": [0.1, False]}, "lr must be a number"),
+        ({"batch_size": "32"}, "batch_size must be an integer"),
+        ({"optimizer": 5}, "optimizer must be a string"),
+        ({"data_path": 5}, "data_path must be a string"),
+        ({"label": 3}, "label must be a string"),
+        ({"seed": 2**64}, "seed must be an integer in"),
+        ({"seed": -1}, "seed must be an integer in"),
+        ({"data_seed": 2**32}, "data_seed must be an integer in"),
+    ],
+)
+def test_strict_toml_types(grid, match):
+    """A string is not a boolean, a boolean is not a number: each is one error, never a silent cast."""
+    with pytest.raises(ParameterError, match=match):
+        load_spec(_spec(**grid))
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("base = 5\n", "spec base must be a table"),
+        ("options = 5\n", "spec options must be a table"),
+        ("grid = 5\n", "spec grid must be a non-empty list of tables"),
+        ("grid = []\n", "spec grid must be a non-empty list of tables"),
+        ("name = 5\n", "spec name must be a string"),
+        ('[base]\ndataset = "synthetic"\ndata_size = 100\ndata_path = 5\n', "data_path must be a string"),
+        ('[options]\nthreads = true\n', "spec option threads must be an integer"),
+        ('[options]\nbatched = "yes"\n', "spec option batched must be a boolean"),
+    ],
+)
+def test_bad_spec_structure_is_one_error(tmp_path, text, match):
+    path = tmp_path / "spec.toml"
+    path.write_text(text)
+    with pytest.raises(ParameterError, match=match) as info:
+        load_spec(path)
+    assert "\n" not in str(info.value)
+
+
+def test_spec_path_that_is_a_folder_or_not_utf8(tmp_path):
+    with pytest.raises(ParameterError, match="is a folder"):
+        load_spec(tmp_path)
+    (tmp_path / "latin1.toml").write_bytes(b'name = "caf\xe9"\n')
+    with pytest.raises(ParameterError, match="is not UTF-8 text"):
+        load_spec(tmp_path / "latin1.toml")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a tar archive at all", b"\x1f\x8b\x08garbage"])
+def test_cifar10_path_that_is_not_an_archive(tmp_path, content):
+    archive = tmp_path / "cifar-10-python.tar.gz"
+    archive.write_bytes(content)
+    with pytest.raises(ParameterError, match="not a readable tar archive"):
+        load_spec(_spec(dataset="cifar10", data_path=str(archive)))

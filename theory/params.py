@@ -11,7 +11,9 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["ParameterError", "integer", "real", "choice", "power_of_two"]
+__all__ = ["ParameterError", "integer", "real", "choice", "power_of_two", "seed", "SEED_MAX"]
+
+SEED_MAX = 2**32 - 1  # every RNG of the project (numpy, torch, mnist1d) takes seeds up to here
 
 
 class ParameterError(ValueError):
@@ -21,7 +23,9 @@ class ParameterError(ValueError):
 def integer(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int`` or raise ``ParameterError`` naming ``name`` and the range."""
     allowed = _range_text("an integer", minimum, maximum)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool):  # True is an Integral in Python, never an integer in a spec
+        raise ParameterError(f"{name} must be {allowed}, got {value!r}")
+    if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
             value = int(value)
         else:
@@ -53,6 +57,11 @@ def real(
     if too_low or (maximum is not None and value > maximum):
         raise ParameterError(f"{name} must be {allowed}, got {value:g}")
     return value
+
+
+def seed(name: str, value) -> int:
+    """A random seed: an integer in [0, SEED_MAX], else ``ParameterError`` naming ``name``."""
+    return integer(name, value, minimum=0, maximum=SEED_MAX)
 
 
 def choice(name: str, value, allowed: Iterable[str]) -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "coupled_l2",
     "UPDATES",
     "builtin",
+    "ALIASES",
 ]
 
 beta, rho, beta1, beta2, mu = sp.symbols("beta rho beta_1 beta_2 mu", positive=True)
@@ -191,7 +192,7 @@ UPDATES = {
 }
 
 # optimiser names of implicitbias.theory.clocks.OPTIMIZERS -> update names
-_ALIASES = {"sgd": "gd", "sgd_momentum": "heavy_ball"}
+ALIASES = {"sgd": "gd", "sgd_momentum": "heavy_ball"}  # optimiser names of theory.clocks
 
 
 def builtin(name: str, *, l2: bool = False, minibatches: int = 1) -> Update:
@@ -199,7 +200,12 @@ def builtin(name: str, *, l2: bool = False, minibatches: int = 1) -> Update:
 
     ``sgd`` with ``minibatches`` > 1 is SGD with random reshuffling; ``l2`` adds coupled decay.
     """
-    name = _ALIASES.get(name, name)
-    params.choice("optimizer", name, list(UPDATES) + list(_ALIASES))
+    params.choice("optimizer", name, list(UPDATES) + list(ALIASES))
+    name = ALIASES.get(name, name)
+    minibatches = params.integer("minibatches", minibatches, minimum=1, maximum=4)
+    if minibatches > 1 and name not in ("gd", "sgd_rr"):
+        raise params.ParameterError(
+            f"minibatches > 1 (random reshuffling) applies to sgd only, got optimizer {name} with minibatches {minibatches}"
+        )
     upd = sgd_rr(minibatches) if name in ("gd", "sgd_rr") and minibatches > 1 else UPDATES[name]()
     return coupled_l2(upd) if l2 else upd

@@ -27,6 +27,7 @@ import io
 import os
 import pickle
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,10 @@ class ImageData:
 def read_idx(path: str | os.PathLike) -> np.ndarray:
     """Read an IDX file (``.gz`` or plain): magic ``0 0 dtype ndim``, big-endian int32 sizes, data."""
     path = Path(path)
-    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    try:
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError, zlib.error) as exc:
+        raise params.ParameterError(f"data_path: {path} cannot be read as an IDX file ({exc})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
         raise params.ParameterError(f"data_path: {path} is not an IDX file (bad magic number)")
     ndim = raw[3]
@@ -142,20 +146,30 @@ def read_cifar10(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.nd
             raise params.ParameterError(f"data_path: {path} lacks CIFAR-10 batches {', '.join(missing)}")
         blobs = {n: (path / n).read_bytes() for n in names}
     elif path.is_file():
-        with tarfile.open(path, "r:*") as tar:
-            members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
-            missing = [n for n in names if n not in members]
-            if missing:
-                raise params.ParameterError(f"data_path: {path} lacks CIFAR-10 batches {', '.join(missing)}")
-            blobs = {n: tar.extractfile(members[n]).read() for n in names}
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
+                missing = [n for n in names if n not in members]
+                if missing:
+                    raise params.ParameterError(f"data_path: {path} lacks CIFAR-10 batches {', '.join(missing)}")
+                blobs = {n: tar.extractfile(members[n]).read() for n in names}
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            raise params.ParameterError(
+                f"data_path: {path} is not a readable tar archive ({exc}); give cifar-10-python.tar.gz or its "
+                "extracted folder cifar-10-batches-py"
+            ) from None
     else:
         raise params.ParameterError(f"data_path: {path} does not exist")
-    batches_ = {n: pickle.load(io.BytesIO(b), encoding="bytes") for n, b in blobs.items()}
 
     def arrays(keys):
-        x = np.concatenate([np.asarray(batches_[k][b"data"], dtype=np.uint8) for k in keys])
-        y = np.concatenate([np.asarray(batches_[k][b"labels"], dtype=np.int64) for k in keys])
-        return x.reshape(-1, 3, 32, 32), y
+        # pickle, as the CIFAR-10 authors ship the batches; a damaged batch is one error, not a traceback
+        try:
+            loaded = [pickle.load(io.BytesIO(blobs[k]), encoding="bytes") for k in keys]
+            x = np.concatenate([np.asarray(b[b"data"], dtype=np.uint8) for b in loaded])
+            y = np.concatenate([np.asarray(b[b"labels"], dtype=np.int64) for b in loaded])
+            return x.reshape(-1, 3, 32, 32), y
+        except Exception as exc:
+            raise params.ParameterError(f"data_path: {path} holds a CIFAR-10 batch that cannot be read ({type(exc).__name__})") from None
 
     return (*arrays(names[:5]), *arrays(names[5:]))
 

@@ -85,7 +85,7 @@ def canonical_config(config: Mapping) -> dict:
     problem = dataset_path_problem(c["dataset"], c["data_path"])
     if problem:
         raise params.ParameterError(problem)
-    c["data_seed"] = params.integer("data_seed", c["data_seed"], minimum=0)
+    c["data_seed"] = params.seed("data_seed", c["data_seed"])
     for key in ("data_size", "train_size", "val_size", "test_size"):
         if c[key] is not None:
             c[key] = params.integer(key, c[key], minimum=2, maximum=10**8)
@@ -107,7 +107,7 @@ def canonical_config(config: Mapping) -> dict:
     params.choice("schedule", c["schedule"], SCHEDULES)
     c["batch_size"] = params.integer("batch_size", c["batch_size"], minimum=1, maximum=1 << 20)
     c["epochs"] = params.integer("epochs", c["epochs"], minimum=1, maximum=MAX_EPOCHS)
-    c["seed"] = params.integer("seed", c["seed"], minimum=0)
+    c["seed"] = params.seed("seed", c["seed"])
     params.choice("precision", c["precision"], PRECISIONS)
     return c
 
@@ -129,12 +129,18 @@ def resolve_device(device: str | None) -> torch.device:
     """``device`` as a torch device; ``None`` or ``auto``: cuda when available, else cpu."""
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    allowed = "device must be auto, cpu, cuda or cuda:N"
     try:
         dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise params.ParameterError(f"device must be auto, cpu, cuda or cuda:N; got {device!r}") from None
+    except (RuntimeError, TypeError, ValueError):
+        raise params.ParameterError(f"{allowed}; got {device!r}") from None
+    if dev.type not in ("cpu", "cuda"):  # meta, xla, ...: torch devices, not places to train on
+        raise params.ParameterError(f"{allowed}; got {device!r}")
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise params.ParameterError(f"device {device} requested but torch sees no CUDA device")
+        raise params.ParameterError(f"device {device} requested but torch sees no CUDA device; use device cpu or auto")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise params.ParameterError(f"device {device}: torch sees {torch.cuda.device_count()} CUDA devices, cuda:0 to "
+                                    f"cuda:{torch.cuda.device_count() - 1}")
     return dev
 
 

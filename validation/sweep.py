@@ -17,7 +17,10 @@ A spec (see ``validation/specs/*.toml``)::
 The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
 with the block.  :func:`load_spec` expands and validates every run before anything trains
 (unknown key or optimiser, sigma_w <= 0, batch larger than the training split, a dataset path
-that does not exist...: one ``ParameterError``).  :func:`run_sweep` hands the runs to
+that does not exist, a device this machine lacks...: one ``ParameterError``).  Types are strict,
+as TOML writes them: a string is not a boolean (``flip = "false"`` is an error, not true), a
+boolean is not a number (``epochs = true`` is an error, not 1), ``base`` and ``options`` are tables,
+``grid`` a list of tables, ``data_path`` a string.  :func:`run_sweep` hands the runs to
 ``Store.map`` keyed by the hash of the canonical config, so rerunning a sweep skips finished
 runs, a sweep killed at any moment (SIGKILL included) resumes with nothing completed lost or
 repeated, and an interrupted run is left as a ``running`` (partial) record whose per-epoch rows
@@ -70,6 +73,8 @@ def packaged_specs() -> dict[str, Path]:
 
 def _resolve(spec: str | os.PathLike) -> Path:
     path = Path(spec)
+    if path.is_dir():
+        raise params.ParameterError(f"spec {path} is a folder; it must be a TOML file or a packaged spec name")
     if path.exists():
         return path
     shipped = packaged_specs()
@@ -78,6 +83,41 @@ def _resolve(spec: str | os.PathLike) -> Path:
     raise params.ParameterError(
         f"spec must be a TOML file or one of {', '.join(sorted(shipped))}; got {str(spec)!r}"
     )
+
+
+# entry types of a run config where the default (None) does not tell
+_OPTIONAL_TYPES = {"data_path": str, "data_size": int, "train_size": int, "val_size": int, "test_size": int,
+                   "head_width": int, "momentum": float}
+_TYPE_NAMES = {bool: "a boolean (true or false)", str: "a string", int: "an integer", float: "a number"}
+
+
+def _check_types(table: Mapping, where: str) -> None:
+    """Strict TOML types of the run-config entries of ``table`` (lists: of every item)."""
+    for key, value in table.items():
+        if key == "label":
+            if not isinstance(value, str):
+                raise params.ParameterError(f"spec {where} label must be a string, got {value!r}")
+            continue
+        if key not in run_mod.DEFAULTS:
+            continue  # canonical_config names unknown keys
+        want = _OPTIONAL_TYPES.get(key) or type(run_mod.DEFAULTS[key])
+        for item in value if isinstance(value, list) else [value]:
+            ok = {bool: isinstance(item, bool), str: isinstance(item, str)}.get(
+                want, isinstance(item, (int, float)) and not isinstance(item, bool)
+            )
+            if not ok:
+                raise params.ParameterError(f"spec entry {key} must be {_TYPE_NAMES[want]}, got {item!r}")
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise params.ParameterError(f"spec {path} is not UTF-8 text; a spec is a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise params.ParameterError(f"spec {path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise params.ParameterError(f"spec {path} cannot be read ({exc.strerror})") from None
 
 
 def _axes(table: Mapping) -> list[dict]:
@@ -99,26 +139,34 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
     path = None
     if not isinstance(spec, Mapping):
         path = _resolve(spec)
-        try:
-            spec = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise params.ParameterError(f"spec {path} is not valid TOML: {exc}") from None
+        spec = _read(path)
         data_root = data_root or path.parent
     unknown = sorted(set(spec) - {"name", "description", "base", "grid", "options"})
     if unknown:
         raise params.ParameterError(f"spec section must be one of name, description, base, grid, options; got {unknown[0]!r}")
+    for key in ("name", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            raise params.ParameterError(f"spec {key} must be a string, got {spec[key]!r}")
+    for key in ("base", "options"):
+        if not isinstance(spec.get(key, {}), Mapping):
+            raise params.ParameterError(f"spec {key} must be a table ([{key}]), got {spec[key]!r}")
     base = dict(spec.get("base", {}))
-    blocks = spec.get("grid") or [{}]
-    if not isinstance(blocks, list) or not all(isinstance(b, Mapping) for b in blocks):
-        raise params.ParameterError("spec grid must be a list of tables ([[grid]])")
+    blocks = spec.get("grid", [{}])
+    if not isinstance(blocks, list) or not blocks or not all(isinstance(b, Mapping) for b in blocks):
+        raise params.ParameterError(f"spec grid must be a non-empty list of tables ([[grid]]), got {blocks!r}")
+    _check_types(base, "base")
+    for i, block in enumerate(blocks):
+        _check_types(block, f"grid block {i + 1}")
     options = dict(spec.get("options", {}))
     for k, v in options.items():
         if k not in OPTION_KEYS:
             raise params.ParameterError(f"spec option must be one of {', '.join(OPTION_KEYS)}; got {k!r}")
-        if not isinstance(v, OPTION_KEYS[k]):
-            raise params.ParameterError(f"spec option {k} must be a {OPTION_KEYS[k].__name__}, got {v!r}")
+        if not isinstance(v, OPTION_KEYS[k]) or (OPTION_KEYS[k] is int and isinstance(v, bool)):
+            raise params.ParameterError(f"spec option {k} must be {_TYPE_NAMES[OPTION_KEYS[k]]}, got {v!r}")
     if "threads" in options:
         params.integer("threads", options["threads"], minimum=1, maximum=1024)
+    if "device" in options:
+        run_mod.resolve_device(options["device"])
 
     runs: list[tuple[str, dict]] = []
     seen: set[str] = set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from implicitbias.commands import output_folder
 
 
 def register(sub) -> None:
@@ -24,7 +24,7 @@ def run(args) -> int:
     from implicitbias.validation.run import KIND, execute
     from implicitbias.validation.sweep import load_spec
 
-    out = Path(args.out)
+    out = output_folder("out", args.out)
     with Store(args.store) as store:
         if args.spec:
             spec = load_spec(args.spec)

@@ -8,7 +8,12 @@ from implicitbias.theory.clocks import (
     forgetting_clocks,
     steps_per_epoch,
 )
+from implicitbias.theory import params
 from implicitbias.theory.schedules import SCHEDULES, schedule
+
+# a learning rate or decay beyond this is no training run, and its squares summed over the
+# steps would overflow a float
+MAX_RATE = 1e100
 
 
 def register(sub) -> None:
@@ -30,6 +35,10 @@ def register(sub) -> None:
 def run(args) -> int:
     from implicitbias.figures import markdown_table
 
+    params.real("lr", args.lr, minimum=0, open_minimum=True, maximum=MAX_RATE)
+    params.real("weight-decay", args.weight_decay, minimum=0, maximum=MAX_RATE)
+    if args.every is not None:
+        params.integer("every", args.every, minimum=1)
     spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
     kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
     eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)

@@ -12,8 +12,14 @@ L counts weight matrices (N = L + 1 factors including the features).  Runs are c
 
 from __future__ import annotations
 
-from implicitbias.commands import parse_list
+from implicitbias.commands import output_folder, parse_list
 from implicitbias.executors import EXECUTORS
+from implicitbias.theory import params
+
+T_START = 1e-3  # first time of the trajectory grid (numerics.ufm.spectral_flow.trajectory_record)
+# Ranges where the flow stays in floating point: the start is scale * exp(eps * xi) with xi ~ N(0, 1)
+# and the flow runs until the margin is reached or t_end.
+MAX_SCALE, MAX_EPS, MAX_MARGIN, MAX_T_END = 1e6, 10.0, 1e6, 1e15
 
 
 def register(sub) -> None:
@@ -44,8 +50,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from implicitbias.claims.basin import basin_configs, basin_figure
     from implicitbias.claims.kl_to_nc import trajectory_configs, trajectory_figure
     from implicitbias.executors import open_executor
@@ -55,7 +59,18 @@ def run(args) -> int:
     from implicitbias.store import Store
 
     depths = parse_list("L", args.L, int)
-    out = Path(args.out)
+    out = output_folder("out", args.out)
+    params.real("margin", args.margin, minimum=0, open_minimum=True, maximum=MAX_MARGIN)
+    params.real("t-end", args.t_end, minimum=T_START if args.what == "trajectory" else 0, open_minimum=True,
+                maximum=MAX_T_END)
+    scales = [args.scale] if args.what == "trajectory" else parse_list("scales", args.scales)
+    eps = [args.eps] if args.what == "trajectory" else parse_list("eps", args.eps)
+    for s in scales:
+        params.real("scale", s, minimum=0, open_minimum=True, maximum=MAX_SCALE)
+    for e in eps:
+        params.real("eps", e, minimum=0, maximum=MAX_EPS)
+    if args.what == "trajectory":
+        params.seed("seed", args.seed)
     with Store(args.store) as store:
         if args.what == "trajectory":
             configs = trajectory_configs(
@@ -80,8 +95,8 @@ def run(args) -> int:
                 args.K,
                 depths,
                 args.n,
-                parse_list("scales", args.scales),
-                parse_list("eps", args.eps),
+                scales,
+                eps,
                 args.seeds,
                 args.margin,
                 args.t_end,

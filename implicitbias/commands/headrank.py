@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from implicitbias.commands import parse_list
 from implicitbias.executors import EXECUTORS
+from implicitbias.theory import params
 
 HEAD_INITS = ("he", "small", "aligned")  # checked against validation.head_rank.HEAD_INITS by the tests
 
@@ -42,6 +43,9 @@ def run(args) -> int:
     from implicitbias.validation import head_rank as hr
 
     depths, widths, seeds = (parse_list(n, getattr(args, n), int) for n in ("depths", "widths", "seeds"))
+    for s in seeds:
+        params.seed("seeds", s)
+    params.integer("threads", args.threads, minimum=1, maximum=1024)
     base = {
         "dataset": args.dataset, "data_path": args.data_path, "arch": args.arch, "width": args.width,
         "head_activation": args.activation, "head_init_scale": args.head_init_scale, "optimizer": args.optimizer,

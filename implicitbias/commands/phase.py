@@ -9,7 +9,7 @@ matrices (N = L + 1 factors including the features).
 
 from __future__ import annotations
 
-from implicitbias.commands import parse_list
+from implicitbias.commands import output_folder, parse_list
 from implicitbias.executors import EXECUTORS
 
 
@@ -35,6 +35,7 @@ def run(args) -> int:
     from implicitbias.store import Store
 
     depths = parse_list("depths", args.depths) if args.depths.strip() else []
+    output_folder("out", args.out)
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         records = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)

@@ -8,8 +8,14 @@ from pathlib import Path
 import implicitbias
 from implicitbias.claims import TIERS
 from implicitbias.executors import EXECUTORS
+from implicitbias.theory import params
 
 SECTIONS = Path(implicitbias.__file__).parent / "report" / "sections"  # listed without importing the report
+
+
+def _sections() -> list[str]:
+    """The section names (their module names), listed without importing the report."""
+    return sorted(m.name for m in pkgutil.iter_modules([str(SECTIONS)]))
 
 
 def register(sub) -> None:
@@ -19,7 +25,7 @@ def register(sub) -> None:
     p.add_argument(
         "--only",
         default=None,
-        help="comma-separated section names: " + ", ".join(sorted(m.name for m in pkgutil.iter_modules([str(SECTIONS)]))),
+        help="comma-separated section names: " + ", ".join(_sections()),
     )
     p.add_argument("--executor", default="process", choices=EXECUTORS, help="where cells run (default: a local process pool)")
     p.add_argument("--workers", type=int, default=None)
@@ -28,12 +34,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.commands import parse_list
-    from implicitbias.executors import open_executor
+    from implicitbias.commands import output_folder, parse_list
+    from implicitbias.executors import check_executor, open_executor
     from implicitbias.report import build_report
     from implicitbias.store import Store
 
     only = parse_list("only", args.only, str) if args.only is not None else None
+    for name in only or []:
+        params.choice("only", name, _sections())
+    output_folder("out", args.out)
+    check_executor(args.executor, args.workers)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         built = build_report(
             args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress

@@ -33,8 +33,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.executors import open_executor
+    from implicitbias.executors import check_executor, open_executor
     from implicitbias.store import Store
+    from implicitbias.validation.run import resolve_device
     from implicitbias.validation.sweep import load_spec, run_sweep, sweep_status
 
     spec = load_spec(args.spec)
@@ -44,11 +45,21 @@ def run(args) -> int:
         spec.options["device"] = args.device
     if args.batched:
         spec.options["batched"] = True
+    # everything the runs need is checked before anything is printed, --dry-run included
+    resolve_device(spec.options.get("device"))
+    check_executor(args.executor, args.workers, args.address)
     with Store(args.store) as store:
         status = sweep_status(spec, store)
+        todo = status["missing"] + status["partial"]
+        if args.dry_run and args.address is not None:
+            with open_executor("dask", address=args.address):
+                pass  # the scheduler answers
+        elif todo and not args.dry_run:
+            store.require_writable(f"running {todo} runs")
         print(
             f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
-            f"{status['partial']} interrupted (rerun), {status['missing']} to run",
+            f"{status['partial']} interrupted (rerun), {status['missing']} to run"
+            + (" (dry run: nothing trained)" if args.dry_run else ""),
             flush=True,
         )
         if args.dry_run:

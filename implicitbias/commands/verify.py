@@ -1,7 +1,9 @@
 """``implicitbias verify``: run the theorem checks only; exit 1 if any claim disagrees.
 
 Meant for other projects' CI: the exit status is 0 when every checked claim agrees (or is
-inconclusive), 1 when at least one disagrees, 2 on bad input.  It computes everything in a fresh
+inconclusive), 1 when at least one disagrees (and only then), 2 on an error: bad input, or a
+claim whose computation crashed (one line naming the claim), so CI can tell a refuted claim from
+a broken run.  It computes everything in a fresh
 temporary store unless ``--store`` names one, so no earlier result is trusted.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from implicitbias.commands import output_folder
 
 
 def register(sub) -> None:
@@ -24,10 +27,11 @@ def run(args) -> int:
     from implicitbias.figures import markdown_table
     from implicitbias.store import Store
 
+    out = output_folder("out", args.out) if args.out is not None else None
     with tempfile.TemporaryDirectory() as tmp:
         # a fresh store unless one is named: verify must not trust results it did not compute
         with Store(args.store or Path(tmp) / "verify.sqlite") as store:
-            built = report.build_report(args.out or tmp, store, verify_only=True, progress=not args.no_progress)
+            built = report.build_report(out or tmp, store, verify_only=True, progress=not args.no_progress)
     rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
     print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
     failed = [c.claim for c in built.claims if c.verdict == "disagrees"]

@@ -17,6 +17,7 @@ claims move into the claims layer.)
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import importlib
 import pkgutil
@@ -32,10 +33,10 @@ from types import ModuleType
 from implicitbias import __version__
 from implicitbias.claims import TIERS, VERDICTS, Context, Result, evaluate, registry
 from implicitbias.figures import markdown_table
-from implicitbias.store import Store
+from implicitbias.store import CellError, Store
 from implicitbias.theory import params
 
-__all__ = ["Claim", "Section", "Row", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
+__all__ = ["ClaimError", "Claim", "Section", "Row", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
 
 
 @dataclass
@@ -55,6 +56,10 @@ class Claim:
 def verdict(holds: bool) -> str:
     """The verdict of a check that either confirms the claim or refutes it."""
     return "agrees" if holds else "disagrees"
+
+
+class ClaimError(CellError):
+    """The computation of a claim (or of a legacy section) raised; the message names it."""
 
 
 @dataclass
@@ -97,16 +102,33 @@ def _claim_markdown(result: Result) -> str:
     return head + ("\n\n" + result.markdown.strip() if result.markdown.strip() else "") + "\n"
 
 
+@contextlib.contextmanager
+def _naming(what: str):
+    """Turn an error raised while computing ``what`` into a ``ClaimError`` that names it (bad
+    input and store errors pass through as they are)."""
+    try:
+        yield
+    except params.ParameterError:
+        raise
+    except Exception as exc:
+        cause = exc.__cause__ if isinstance(exc, CellError) and exc.__cause__ else exc
+        raise ClaimError(f"{what} failed to compute: {type(cause).__name__}: {' '.join(str(cause).split())[:300]}") from exc
+
+
 def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row]]:
     parts, rows = [], []
     if hasattr(mod, "build") and (getattr(mod, "VERIFY", False) or not verify_only):
-        section = mod.build(ctx)
+        with _naming(f"section {mod.NAME}"):
+            section = mod.build(ctx)
         rows = [Row(c.claim, c.statement, c.check, c.measured, c.verdict) for c in section.claims]
         parts.append(section.markdown)
     if hasattr(mod, "exhibit") and not verify_only:
-        parts.append(mod.exhibit(ctx))
+        with _naming(f"section {mod.NAME}"):
+            parts.append(mod.exhibit(ctx))
     for claim in claims:
-        for result in evaluate(claim, ctx):
+        with _naming(f"claim {claim.id}"):
+            results = evaluate(claim, ctx)
+        for result in results:
             parts.append(_claim_markdown(result))
             rows.append(Row(*result.row()))
     return "\n".join(parts), rows
