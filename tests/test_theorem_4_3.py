@@ -92,6 +92,17 @@ def _evidence(numeric=lambda K, L: K * (L - 1) / (L + 1), closed=lambda K, L: K 
     return Evidence("synthetic", {"cells": cells})
 
 
+def _shrinks_at_4(K, L):
+    return K * (L - 1) / (L + 1) if L < 4 else K / 10
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", _evidence()),
+    ("disagrees", _evidence(numeric=_shrinks_at_4, closed=_shrinks_at_4)),
+    ("inconclusive", _evidence(closed=lambda K, L: K * (L - 1) / (L + 1) * 1.001)),
+]
+
+
 def test_verdict_agrees_on_growing_thresholds():
     assert CLAIM.judge(_evidence()).verdict == "agrees"
 

@@ -1,0 +1,32 @@
+"""Claim "Sec. 5 (depth)": the rank of the mean logits falls as the head deepens; its verdict rule
+on synthetic grids (the training runs themselves are tested in test_head_rank.py)."""
+
+import pytest
+from head_rank_rows import GOOD, MISSING, grid
+
+from implicitbias.claims import Context
+from implicitbias.claims.head_rank_depth import CLAIM
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", grid(GOOD)),
+    ("disagrees", grid({**GOOD, (6, 64): 9.5})),  # the deepest head at width 64 is above the depth-1 head
+    ("inconclusive", grid({**GOOD, (6, 64): 8.95})),  # drop of 0.05 < 0.1 rank units
+    ("not run", MISSING),
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_small_init_rows_do_not_enter_the_depth_rule():
+    assert CLAIM.judge(grid(GOOD, small={(2, 64): 9.9, (4, 64): 9.95})).verdict == "agrees"
+
+
+def test_render_draws_the_depth_panel_and_table(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    md = CLAIM.render(ctx, grid(GOOD), CLAIM.judge(grid(GOOD)))
+    assert "rank vs depth" in md and "eff. rank of Zbar" in md
+    assert (tmp_path / "figures" / "head_rank_depth_digits.csv").exists()
+    assert CLAIM.render(ctx, MISSING, CLAIM.judge(MISSING)) == ""
