@@ -102,3 +102,28 @@ def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     assert v.verdict == "agrees", v
     assert "trajectories" in CLAIM.render(ctx, ev, v)
     assert (tmp_path / "figures" / "dynamics_trajectory.csv").exists()
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, -0.5], [0.0, 0.0], [1.0, np.inf]])
+def test_every_bad_spectrum_is_refused(bad):
+    with pytest.raises(ParameterError, match="^spectrum"):
+        kl_to_nc(bad)
+
+
+def test_a_single_mode_and_a_vanishing_mode():
+    assert kl_to_nc([2.5]) == 0.0  # K = 2: one active mode, always at NC
+    assert kl_to_nc([1.0, 0.0]) == np.inf
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 1), (2, 2, 2)])
+def test_every_bad_mean_logit_matrix_is_refused(shape):
+    with pytest.raises(ParameterError, match="^Zbar"):
+        kl_to_nc_of_matrix(np.ones(shape))
+
+
+def test_kl_of_a_generic_matrix_uses_its_top_k_minus_1_singular_values():
+    rng = np.random.default_rng(2)
+    U, V = np.linalg.qr(rng.normal(size=(3, 3)))[0], np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    Zbar = U @ np.diag([3.0, 1.0, 0.2]) @ V.T
+    q = np.array([0.75, 0.25])
+    assert kl_to_nc_of_matrix(Zbar) == pytest.approx(np.mean(np.log(0.5 / q)), rel=1e-12)

@@ -88,3 +88,25 @@ def test_adamw_decoupled_decay_reaches_a_common_norm():
 def test_every_law_names_its_clock():
     assert {derive(n).clock for n in LAWS} == {"T_SGD", "T_L2", "T_adapt"}
     assert "memory" in derive("sgd").latex()
+
+
+def test_adaptive_law_at_a_generic_point():
+    """Steps a orthogonal to w with |a|^2 = D (sign-like, a . w = 0): u' = u + eta^2 D exactly; sign
+    descent moves by eta sqrt(D) per step; the memory rho_0 / (rho_0 + sqrt(D) T) is 1 at T = 0 and
+    1/2 where the displacement bound sqrt(D) T reaches rho_0."""
+    law = derive("adam")
+    rng = np.random.default_rng(5)
+    Dn, lr = 20, 0.03
+    w = rng.normal(size=Dn) * 1.7
+    a = rng.normal(size=Dn)
+    a -= (a @ w) / (w @ w) * w
+    a *= math.sqrt(Dn) / np.linalg.norm(a)
+    rec = sp.lambdify((u, eta, D), law.recursion)
+    assert rec(w @ w, lr, Dn) == pytest.approx(np.sum((w - lr * a) ** 2), rel=1e-12)
+    step = lr * np.sign(rng.normal(size=Dn))
+    assert float(law.increment.subs({eta: lr, D: Dn})) == pytest.approx(np.linalg.norm(step), rel=1e-12)
+    rho0 = sp.Symbol("rho_0", positive=True)
+    memory = sp.lambdify((rho0, T, D), law.memory)
+    assert memory(2.5, 0.0, Dn) == 1.0
+    assert memory(2.5, 2.5 / math.sqrt(Dn), Dn) == pytest.approx(0.5)
+    assert memory(2.5, 1.0, Dn) < memory(2.5, 0.5, Dn) < 1.0
