@@ -78,3 +78,14 @@ def test_render_shows_grid_and_nc_table(tmp_path, store):
     ev = _evidence(GOOD)
     md = CLAIM.render(ctx, ev, CLAIM.judge(ev))
     assert "nc4_agreement" in md and "8.50" in md
+
+
+def test_measure_runs_the_grid_through_the_store(store, tmp_path):
+    from implicitbias.claims import Context
+    from implicitbias.claims.section_5_deep_ufm import Config
+
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 4), widths=(8, 32), seeds=1, steps=300))
+    assert len(ev.data["cells"]) == 4 and not any(c["diverged"] for c in ev.data["cells"])
+    v = CLAIM.judge(ev)
+    assert v.verdict in CLAIM.outcomes and v.numbers["depths"] == [1, 4]
