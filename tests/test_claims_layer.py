@@ -48,12 +48,12 @@ def test_claim_is_complete(claim):
 
 @pytest.mark.parametrize("claim", CLAIMS.values(), ids=list(CLAIMS))
 def test_thresholds_are_named_justified_and_read_by_the_rule(claim):
-    judge = inspect.getsource(type(claim).judge)
+    rule = inspect.getsource(type(claim))  # the claim's class: its judge, or the rule judge delegates to
     for name, threshold in claim.thresholds.items():
         assert isinstance(threshold, Threshold), name
         assert math.isfinite(float(threshold)), name
         assert len(threshold.why.split()) >= 4, f"{claim.id}: threshold {name} needs a one-line justification"
-        assert f'"{name}"' in judge, f"{claim.id}: threshold {name} is never read by judge"
+        assert rule.count(f'"{name}"') >= 2, f"{claim.id}: threshold {name} is never read by its rule"
 
 
 @pytest.mark.parametrize("claim", CLAIMS.values(), ids=list(CLAIMS))

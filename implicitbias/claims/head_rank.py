@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from implicitbias.claims import Evidence
+from implicitbias.claims import Claim, Evidence, Verdict, not_run
 from implicitbias.figures import markdown_table, plt, save_figure
 from implicitbias.validation import head_rank as hr
 from implicitbias.validation.data import dataset_path_problem
@@ -41,6 +41,34 @@ class Config:
 
 CONFIGS = {"default": Config(), "gpu": Config(datasets=("digits", "fashion_mnist"))}
 CONFIGS["full"] = CONFIGS["gpu"]
+
+
+class HeadRankClaim(Claim):
+    """A claim judged on the head-rank grids: one piece of evidence per dataset, "not run" where the
+    dataset's files are missing.  Subclasses define ``rule`` (the verdict on present data) and
+    ``figure`` (Markdown)."""
+
+    section = "head_rank"
+    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
+    configs = CONFIGS
+    small_init = False  # judged only on the grids with the small-init comparison
+
+    def measure(self, ctx, config: Config) -> list[Evidence]:
+        return measure(ctx, config, small_init=self.small_init)
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        if "missing" in evidence.data:
+            return not_run(evidence.data["missing"])
+        return self.rule(evidence)
+
+    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        return "" if "missing" in evidence.data else self.figure(ctx, evidence)
+
+    def rule(self, evidence: Evidence) -> Verdict:
+        raise NotImplementedError
+
+    def figure(self, ctx, evidence: Evidence) -> str:
+        raise NotImplementedError
 
 
 def setting(dataset: str) -> str:

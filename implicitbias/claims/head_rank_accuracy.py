@@ -13,31 +13,23 @@ inconclusive.  n and p are stated with the verdict.
 
 from __future__ import annotations
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
 from implicitbias.claims import head_rank as grids
 from implicitbias.claims.rules import exact_spearman
 from implicitbias.figures import plt, save_figure
 
 
-class HeadRankAccuracy(Claim):
+class HeadRankAccuracy(grids.HeadRankClaim):
     id = "Sec. 5 (accuracy)"
     statement = "lower effective rank goes with worse test accuracy"
     source = "Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5"
-    section = "head_rank"
     order = 30
-    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
     thresholds = {
         "significance": Threshold(0.05, "one-sided exact permutation test of Spearman's rho: the conventional 5% "
                                         "level; with n = 7 cells it needs rho >= 0.71"),
     }
-    configs = grids.CONFIGS
 
-    def measure(self, ctx, config) -> list[Evidence]:
-        return grids.measure(ctx, config)
-
-    def judge(self, evidence: Evidence) -> Verdict:
-        if "missing" in evidence.data:
-            return not_run(evidence.data["missing"])
+    def rule(self, evidence: Evidence) -> Verdict:
         rows = grids.he_rows(evidence)
         s = exact_spearman([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows])
         alpha = self.threshold("significance")
@@ -52,9 +44,7 @@ class HeadRankAccuracy(Claim):
                              measured, **s)
         return inconclusive(f"no association significant at {alpha:g} over n = {s['n']} cells", measured, **s)
 
-    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        if "missing" in evidence.data:
-            return ""
+    def figure(self, ctx, evidence: Evidence) -> str:
         rows = grids.he_rows(evidence)
         fig, ax = plt.subplots(figsize=(5, 3.8))
         points = ax.scatter([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows],

@@ -12,47 +12,35 @@ refuted when some line rises by more than that, and is inconclusive in between.
 
 from __future__ import annotations
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
+from implicitbias.claims import Evidence, Threshold, Verdict
 from implicitbias.claims import head_rank as grids
-from implicitbias.claims.rules import HOLDS, REVERSED, trend
+from implicitbias.claims.rules import trend_verdict
 from implicitbias.validation.head_rank import depth_lines
 
 
-class HeadRankDepth(Claim):
+class HeadRankDepth(grids.HeadRankClaim):
     id = "Sec. 5 (depth)"
     statement = "effective rank of the mean logits falls as the head deepens"
     source = "Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5"
-    section = "head_rank"
     order = 10
-    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
     thresholds = {
         "trend_step": Threshold(0.1, "effective-rank units: the seed-to-seed spread of one cell is a few hundredths "
                                      "to a tenth; the depth effect the source reports is whole ranks"),
     }
-    configs = grids.CONFIGS
 
-    def measure(self, ctx, config) -> list[Evidence]:
-        return grids.measure(ctx, config)
-
-    def judge(self, evidence: Evidence) -> Verdict:
-        if "missing" in evidence.data:
-            return not_run(evidence.data["missing"])
+    def rule(self, evidence: Evidence) -> Verdict:
         lines = depth_lines(grids.he_rows(evidence))
         drops = {w: line[0][1] - line[-1][1] for (_, w), line in lines.items()}
         tol = self.threshold("trend_step")
         measured = "rank(L min) - rank(L max) per width: " + ", ".join(f"{w}: {d:+.2f}" for w, d in drops.items())
-        numbers = {"drops": {str(w): d for w, d in drops.items()}}
-        verdict = trend(list(drops.values()), tol)
-        if verdict == HOLDS:
-            return agrees(f"the rank falls by more than {tol:g} from the shallowest to the deepest head at every width",
-                          measured, **numbers)
-        if verdict == REVERSED:
-            return disagrees(f"the rank rises with depth by more than {tol:g} at some width", measured, **numbers)
-        return inconclusive(f"some width changes by less than {tol:g} (or no line to judge)", measured, **numbers)
+        return trend_verdict(
+            list(drops.values()), tol, measured,
+            holds=f"the rank falls by more than {tol:g} from the shallowest to the deepest head at every width",
+            reversed=f"the rank rises with depth by more than {tol:g} at some width",
+            unclear=f"some width changes by less than {tol:g} (or no line to judge)",
+            drops={str(w): d for w, d in drops.items()})
 
-    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        if "missing" in evidence.data:
-            return ""
+    def figure(self, ctx, evidence: Evidence) -> str:
         rows = evidence.data["rows"]
         lines = {f"{init} init, width {w}": line for (init, w), line in depth_lines(rows).items()}
         figure = grids.line_figure(ctx, f"head_rank_depth_{evidence.data['dataset']}.png", lines,

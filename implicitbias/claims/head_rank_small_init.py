@@ -13,9 +13,9 @@ inconclusive between.
 
 from __future__ import annotations
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
+from implicitbias.claims import Evidence, Threshold, Verdict
 from implicitbias.claims import head_rank as grids
-from implicitbias.claims.rules import HOLDS, REVERSED, trend
+from implicitbias.claims.rules import trend_verdict
 
 
 def pairs(rows: list[dict]) -> list[tuple[int, int, float, float]]:
@@ -25,38 +25,28 @@ def pairs(rows: list[dict]) -> list[tuple[int, int, float, float]]:
     return [(L, w, small[L, w], he[L, w]) for (L, w) in sorted(small) if (L, w) in he]
 
 
-class HeadRankSmallInit(Claim):
+class HeadRankSmallInit(grids.HeadRankClaim):
     id = "Sec. 4 on real nets"
     statement = "small head initialisation strengthens the low-rank bias (rich get richer, Thm 4.4)"
     source = "Spec A s. 4, s. 6; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 4.4"
-    section = "head_rank"
     order = 40
-    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
+    small_init = True
     thresholds = {
         "trend_step": Threshold(0.1, "effective-rank units, as for the depth and width trends"),
     }
-    configs = grids.CONFIGS
 
-    def measure(self, ctx, config) -> list[Evidence]:
-        return grids.measure(ctx, config, small_init=True)
-
-    def judge(self, evidence: Evidence) -> Verdict:
-        if "missing" in evidence.data:
-            return not_run(evidence.data["missing"])
+    def rule(self, evidence: Evidence) -> Verdict:
         found = pairs(evidence.data["rows"])
         tol = self.threshold("trend_step")
         measured = "; ".join(f"L = {L}, width {w}: {a:.2f} (small) vs {b:.2f} (He)" for L, w, a, b in found) or "no pairs"
-        numbers = {"pairs": [list(p) for p in found]}
-        verdict = trend([b - a for *_, a, b in found], tol)
-        if verdict == HOLDS:
-            return agrees(f"the small init lowers the rank by more than {tol:g} at every depth", measured, **numbers)
-        if verdict == REVERSED:
-            return disagrees(f"the small init raises the rank by more than {tol:g} somewhere", measured, **numbers)
-        return inconclusive(f"some gap is within {tol:g} rank units (or no pairs)", measured, **numbers)
+        return trend_verdict(
+            [b - a for *_, a, b in found], tol, measured,
+            holds=f"the small init lowers the rank by more than {tol:g} at every depth",
+            reversed=f"the small init raises the rank by more than {tol:g} somewhere",
+            unclear=f"some gap is within {tol:g} rank units (or no pairs)",
+            pairs=[list(p) for p in found])
 
-    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        if "missing" in evidence.data:
-            return ""
+    def figure(self, ctx, evidence: Evidence) -> str:
         found = pairs(evidence.data["rows"])
         lines = {"small init": [(L, a) for L, _, a, _ in found], "He init": [(L, b) for L, _, _, b in found]}
         return grids.line_figure(ctx, f"head_rank_small_init_{evidence.data['dataset']}.png", lines,

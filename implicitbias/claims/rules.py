@@ -3,6 +3,7 @@
 - ``trend(steps, tolerance)``: a trend along a grid holds when every step (difference in the
   claimed direction) exceeds ``tolerance``; it is contradicted when some step goes the other way
   by more than ``tolerance``; otherwise the data cannot tell (steps within the tolerance).
+  ``trend_verdict`` turns that into agrees / disagrees / inconclusive.
 - ``exact_spearman(x, y)``: Spearman's rho with exact permutation p-values (every pairing of the
   n points enumerated by ``scipy.stats.permutation_test`` when n! is small, 10^5 seeded
   resamples beyond n = 8), the test a handful of cells calls for (no asymptotic p-values).
@@ -21,7 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["HOLDS", "REVERSED", "UNCLEAR", "trend", "exact_spearman", "fisher_smaller", "same_expression"]
+from implicitbias.claims import Verdict, agrees, disagrees, inconclusive
+
+__all__ = ["HOLDS", "REVERSED", "UNCLEAR", "trend", "trend_verdict", "exact_spearman", "fisher_smaller", "same_expression"]
 
 HOLDS, REVERSED, UNCLEAR = "holds", "reversed", "unclear"
 EXACT_UP_TO = 8  # 8! = 40320 pairings: enumerated exactly; beyond that 10^5 seeded resamples
@@ -37,6 +40,17 @@ def trend(steps: Sequence[float], tolerance: float) -> str:
     if steps.min() < -tolerance:
         return REVERSED
     return UNCLEAR
+
+
+def trend_verdict(steps: Sequence[float], tolerance: float, measured: str, *, holds: str, reversed: str,
+                  unclear: str, **numbers) -> Verdict:
+    """agrees (reason ``holds``), disagrees (``reversed``) or inconclusive (``unclear``) by ``trend``."""
+    found = trend(steps, tolerance)
+    if found == HOLDS:
+        return agrees(holds, measured, **numbers)
+    if found == REVERSED:
+        return disagrees(reversed, measured, **numbers)
+    return inconclusive(unclear, measured, **numbers)
 
 
 def exact_spearman(x: Sequence[float], y: Sequence[float]) -> dict:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
-from implicitbias.claims.rules import HOLDS, REVERSED, trend
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, inconclusive
+from implicitbias.claims.rules import trend_verdict
 from implicitbias.figures import markdown_table, plt, save_figure
 from implicitbias.numerics.maxmargin.margin import class_means, labels, min_margin
 from implicitbias.numerics.metrics.kl_to_nc import kl_to_nc_of_matrix
@@ -108,21 +108,17 @@ class Section5DeepUFM(Claim):
     def judge(self, evidence: Evidence) -> Verdict:
         depths, widths, grid, diverged = rank_grid(evidence.data["cells"])
         tol = self.threshold("trend_step")
-        by_depth = trend((grid[:-1] - grid[1:]).ravel(), tol)  # positive: falls with depth
-        by_width = trend((grid[:, 1:] - grid[:, :-1]).ravel(), tol)  # positive: rises with width
         measured = (f"rank {grid[0, 0]:.2f} (L = {depths[0]}, d = {widths[0]}) ... {grid[-1, 0]:.2f} (L = {depths[-1]}); "
                     f"{grid[-1, -1]:.2f} at d = {widths[-1]}; {diverged} diverged runs")
         numbers = {"grid": grid.tolist(), "depths": depths, "widths": widths, "diverged": diverged}
         if np.isnan(grid).any():
             return inconclusive("a grid cell has no converged run", measured, **numbers)
-        if REVERSED in (by_depth, by_width):
-            wrong = [n for n, t in (("depth", by_depth), ("width", by_width)) if t == REVERSED]
-            return disagrees(f"the rank moves against the claim along {' and '.join(wrong)} by more than {tol:g}",
-                             measured, **numbers)
-        if by_depth == HOLDS and by_width == HOLDS:
-            return agrees(f"every depth step lowers and every width step raises the rank by more than {tol:g}",
-                          measured, **numbers)
-        return inconclusive(f"some step is within {tol:g} rank units", measured, **numbers)
+        steps = np.concatenate([(grid[:-1] - grid[1:]).ravel(), (grid[:, 1:] - grid[:, :-1]).ravel()])
+        return trend_verdict(  # positive steps: falls with depth, rises with width
+            steps, tol, measured,
+            holds=f"every depth step lowers and every width step raises the rank by more than {tol:g}",
+            reversed=f"some depth or width step moves the rank against the claim by more than {tol:g}",
+            unclear=f"some step is within {tol:g} rank units", **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         cells = evidence.data["cells"]
