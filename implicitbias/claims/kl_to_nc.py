@@ -12,7 +12,7 @@ are shared with ``implicitbias dynamics trajectory``.
 
 The claim holds when the L = 1 KL never rises by more than ``lyapunov`` between samples and for
 every depth L >= ``deep_from`` the KL ends ``diverges``-fold above its start (floored at
-``kl_floor``) and still rising over the last third of the run.  A failed integration is
+``kl_floor``) and still rising over the last ``rising_tail`` of the samples.  A failed integration is
 inconclusive.
 """
 
@@ -145,6 +145,8 @@ class KLToNC(Claim):
         "diverges": Threshold(10.0, "an order of magnitude above the start, at the end of a run to margin 20 where "
                                     "the shallow KL has fallen by orders of magnitude"),
         "kl_floor": Threshold(1e-3, "starts closer to NC than this would make any growth look like divergence"),
+        "rising_tail": Threshold(1 / 3, "fraction of the (log-spaced) samples at the end over which a diverging KL "
+                                        "must still rise: the late, large-margin regime"),
     }
     configs = {"default": Config()}
 
@@ -163,7 +165,8 @@ class KLToNC(Claim):
         rise = max((float(np.max(np.diff(k))) for k in shallow), default=float("nan"))
         floor = self.threshold("kl_floor")
         factor = {L: float(k[-1] / max(k[0], floor)) for L, k in deep.items()}
-        rising = {L: bool(np.all(np.diff(k[-len(k) // 3:]) > 0)) for L, k in deep.items()}
+        tail = self.threshold("rising_tail")
+        rising = {L: bool(np.all(np.diff(k[-max(2, int(len(k) * tail)):]) > 0)) for L, k in deep.items()}
         measured = (f"L = 1 largest KL increase {rise:.1e}; final/initial KL for L = "
                     + ", ".join(f"{L}: {f:.3g}" for L, f in factor.items()))
         numbers = {"shallow_max_rise": rise, "deep_growth": {str(L): f for L, f in factor.items()},

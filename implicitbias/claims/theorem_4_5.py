@@ -26,6 +26,7 @@ from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
 from implicitbias.numerics.ufm.etf_alignment import alignment, fit_exponent
 
 KIND = "theorem_4_5.alignment"
+CONCENTRATION_EXPONENT = -0.5  # gap ~ d^(-1/2): fluctuations of A A^T and B^T B around multiples of I
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class Theorem45(Claim):
         window = self.threshold("exponent_window")
         rises = bool(np.all(np.diff(cos_w) > 0))
         falls = bool(np.all(np.diff(cos_l) < 0))
-        exponent_ok = abs(beta + 0.5) <= window
+        exponent_ok = abs(beta - CONCENTRATION_EXPONENT) <= window
         measured = (f"cosine {cos_w[0]:.3f} -> {cos_w[-1]:.4f} over d = {widths[0]}..{widths[-1]}; gap exponent "
                     f"{beta:.2f} (95% bootstrap {lo:.2f}..{hi:.2f}); cosine over L = {depths[0]}..{depths[-1]}: "
                     f"{cos_l[0]:.3f} -> {cos_l[-1]:.3f}")
