@@ -58,3 +58,9 @@ def test_numerical_rank_cut_off_at_generic_points():
     assert numerical_rank([2.0, 2e-6]) == 1  # strictly above rtol * s[0]
     assert numerical_rank([0.5, 0.4], rtol=0.5) == 2  # a top value below 1
     assert numerical_rank([0.0, 0.0]) == 0 and numerical_rank([]) == 0
+
+
+def test_rank_one_matrices():
+    assert numerical_rank([2.0, 0.0]) == 1
+    assert effective_rank(np.diag([2.0, 0.0]), "stable") == 1.0
+    assert effective_rank(np.diag([2.0, 0.0]), "threshold") == 1.0
