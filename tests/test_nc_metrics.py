@@ -159,3 +159,8 @@ def test_unknown_convention_is_a_clear_error():
         nc_metrics(H, y, means, convention="zhu")
     with pytest.raises(ParameterError, match="^global_mean"):
         nc_metrics(H, y, means, global_mean="median")
+
+
+def test_a_label_equal_to_K_is_out_of_range():
+    with pytest.raises(ParameterError, match=r"^y must hold one integer label in 0\.\.1 per row"):
+        nc_metrics(np.ones((4, 2)), np.array([0, 1, 0, 2]), np.eye(2))
