@@ -151,3 +151,62 @@ def test_muon_shape_factor_on_conv_kernels(shape, flattened, reference):
 def test_muon_shape_factor_is_checked():
     with pytest.raises(ParameterError, match="^shape_factor"):
         make_optimizer("muon", [torch.nn.Parameter(torch.zeros(2, 2))], 0.1, shape_factor="square")
+
+
+def test_muon_class_defaults_and_its_companion():
+    """Muon built directly: no decay, 5 Newton-Schulz steps, Nesterov (1.95 G has G's polar factor);
+    the companion AdamW moves 1-D parameters without decay and zero_grad clears both."""
+    from implicitbias.numerics.optim.optimizers import Muon
+
+    rng = np.random.default_rng(8)
+    W = torch.nn.Parameter(torch.tensor(rng.standard_normal((3, 5))))
+    b = torch.nn.Parameter(torch.tensor(rng.standard_normal(3)))
+    W0, b0 = W.detach().clone(), b.detach().clone()
+    opt = Muon([W, b], 0.1)
+    G = torch.tensor(rng.standard_normal((3, 5)))
+    W.grad, b.grad = G.clone(), torch.zeros(3, dtype=torch.float64)
+    opt.step()
+    assert torch.allclose(W.detach(), W0 - 0.1 * newton_schulz(G, steps=5), atol=1e-12)
+    assert torch.equal(b.detach(), b0)  # zero gradient and no decay: the companion leaves it
+    opt.zero_grad()
+    assert W.grad is None and b.grad is None
+
+
+def test_muon_reference_shape_factor_on_a_tall_matrix_is_the_flattened_one():
+    rng = np.random.default_rng(1)
+    p0, G = rng.standard_normal((2, 6, 2))
+    ref = _muon_steps([G], p0, lr=0.1, momentum=0.0, weight_decay=0.0, shape_factor="reference")
+    flat = _muon_steps([G], p0, lr=0.1, momentum=0.0, weight_decay=0.0)
+    assert np.allclose(ref, flat, atol=1e-14)
+    assert np.allclose(p0 - flat, 0.1 * np.sqrt(3.0) * newton_schulz(torch.tensor(G)).numpy(), atol=1e-12)
+
+
+def test_sign_descent_with_coupled_decay_and_defaults():
+    from implicitbias.numerics.optim.optimizers import SignDescent
+
+    # g + lambda w: the decay term wins where |lambda w| > |g|
+    assert np.allclose(one_step("sign", [[3.0, -1.0]], [[-0.5, 0.1]], weight_decay=0.5), [[2.9, -0.9]])
+    w = torch.nn.Parameter(torch.tensor([2.0, -2.0], dtype=torch.float64))
+    opt = SignDescent([w], 0.1)
+    w.grad = torch.tensor([1e-3, 1e-3], dtype=torch.float64)
+    opt.step()
+    assert torch.allclose(w.detach(), torch.tensor([1.9, -2.1], dtype=torch.float64))  # no decay by default
+
+
+def test_plain_sgd_has_no_momentum():
+    w = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    opt = make_optimizer("sgd", [w], 0.1)
+    for g in (1.0, 2.0):
+        w.grad = torch.tensor([g], dtype=torch.float64)
+        opt.step()
+    assert w.item() == pytest.approx(1.0 - 0.1 * 1.0 - 0.1 * 2.0)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(name="adam", betas=(1.0, 0.999)), "beta1"),
+    (dict(name="muon", ns_steps=51), "ns_steps"),
+    (dict(name="muon", companion_lr=0.0), "companion_lr"),
+])
+def test_more_bad_input(kwargs, name):
+    with pytest.raises(ParameterError, match=rf"^{name} must"):
+        make_optimizer(params=[torch.nn.Parameter(torch.zeros(2, 2))], lr=0.1, **kwargs)

@@ -35,6 +35,14 @@ class HeadRankSmallInit(grids.HeadRankClaim):
         "trend_step": Threshold(0.1, "effective-rank units, as for the depth and width trends"),
     }
 
+    def measure(self, ctx, config) -> list[Evidence]:
+        out = super().measure(ctx, config)
+        for ev in out:
+            base, axes = grids.GRIDS[ev.data["dataset"]][1]
+            ev.check += (f"; small init He x{base['head_init_scale']} at depths {axes['depths']}, width {axes['widths']}, "
+                         f"{len(axes['seeds'])} seed(s)")
+        return out
+
     def rule(self, evidence: Evidence) -> Verdict:
         found = pairs(evidence.data["rows"])
         tol = self.threshold("trend_step")
