@@ -224,8 +224,11 @@ def _run_child(name: str, path: Path, code, tests: list[str]) -> None:
     os._exit(int(rc))
 
 
-def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max_mutants: int | None = None) -> dict:
-    """Mutants of ``rel`` against ``tests``; ``max_mutants``: a seeded uniform sample of that many."""
+def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max_mutants: int | None = None,
+               previous: dict | None = None) -> dict:
+    """Mutants of ``rel`` against ``tests``; ``max_mutants``: a seeded uniform sample of that many;
+    ``previous``: an earlier result of this module, whose survivors alone are run again (the
+    counts then add the earlier kills, so the score covers the earlier run's mutants)."""
     import random
 
     path = (ROOT / rel).resolve()
@@ -236,6 +239,9 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
     mutants = every
     if max_mutants is not None and len(every) > max_mutants:
         mutants = sorted(random.Random(0).sample(every, max_mutants), key=lambda m: m.index)
+    if previous is not None:
+        again = {(r["line"], r["mutation"]) for r in previous["survivors"]}
+        mutants = [m for m in mutants if (m.line, m.text) in again]
     timeout = max(10.0, timeout_factor * baseline)
     results = []
     running: dict[int, tuple[Mutant, float]] = {}
@@ -268,8 +274,13 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
         code = os.waitstatus_to_exitcode(status)
         results.append((m, "survived" if code == 0 else "killed"))
     counts = {k: sum(1 for _, s in results if s == k) for k in ("killed", "timed out", "survived", "not covered")}
-    score = (counts["killed"] + counts["timed out"]) / max(1, len(results))
-    return {"module": rel, "tests": tests, "mutants": len(results), "of": len(every), **counts, "score": score,
+    total = len(results)
+    if previous is not None:
+        counts["killed"] += previous["killed"]
+        counts["timed out"] += previous["timed out"]
+        total = previous["mutants"]
+    score = (counts["killed"] + counts["timed out"]) / max(1, total)
+    return {"module": rel, "tests": tests, "mutants": total, "of": len(every), **counts, "score": score,
             "seconds": time.perf_counter() - start, "baseline_seconds": baseline,
             "survivors": [{"line": m.line, "mutation": m.text, "status": s} for m, s in
                           sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")]}
@@ -301,6 +312,7 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--timeout-factor", type=float, default=3.0)
     p.add_argument("--max-mutants", type=int, default=None, help="a seeded sample of at most this many per module")
+    p.add_argument("--again", action="store_true", help="rerun only the survivors recorded in --out for each module")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "mutation"))
     args = p.parse_args(argv)
     modules = list(MODULE_TESTS) if args.all else args.modules
@@ -318,8 +330,10 @@ def main(argv=None) -> int:
         tests = args.tests if args.tests else MODULE_TESTS.get(rel)
         if not tests:
             p.error(f"no test modules known for {rel}: pass --tests")
-        r = run_module(rel, tests, args.jobs, args.timeout_factor, args.max_mutants)
-        (out / (rel.replace("/", "_").removesuffix(".py") + ".json")).write_text(json.dumps(r, indent=1))
+        record = out / (rel.replace("/", "_").removesuffix(".py") + ".json")
+        previous = json.loads(record.read_text()) if args.again else None
+        r = run_module(rel, tests, args.jobs, args.timeout_factor, args.max_mutants, previous)
+        record.write_text(json.dumps(r, indent=1))
         sampled = f" (sample of {r['of']})" if r["of"] > r["mutants"] else ""
         print(f"| {rel} | {r['mutants']}{sampled} | {r['killed']} | {r['timed out']} | {r['survived']} | {r['not covered']} | "
               f"{r['score']:.1%} | {r['seconds']:.0f} |", flush=True)
