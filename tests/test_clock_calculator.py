@@ -105,3 +105,10 @@ def test_step_budget_and_learning_rate_are_checked():
         forgetting_clocks("sgd", 0.1, 1, 10**6, 101)
     with pytest.raises(ParameterError, match="^lr must be"):
         forgetting_clocks("sgd", 0.0, 8, 64, 1)
+
+
+def test_no_decay_by_default_and_rows_per_epoch():
+    c = forgetting_clocks("sgd", 0.1, 8, 64, 2)
+    assert c.total["T_L2"] == 0.0
+    rows = c.rows()
+    assert [r[0] for r in rows] == [1, 2] and rows[1][1] == pytest.approx(8 * 0.01 / 8)

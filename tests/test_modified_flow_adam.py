@@ -1,5 +1,6 @@
 """Adam/RMSProp: the sign of the one-norm term (Cattaneo, Klusowski, Shigida 2024), derived."""
 
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,3 +74,27 @@ def test_muon_flow_moves_about_h_per_step_with_momentum():
     (theta,), (L,) = flow.X, flow.losses
     U = sp.diff(L, theta) / (1 - mu)
     assert sp.simplify(flow.terms[0][0] + U / sp.sqrt(U**2 + eps)) == 0
+
+
+def test_rmsprop_and_adamw_leading_flows():
+    """f_0 of RMSProp is -g / sqrt(g^2 + eps); AdamW adds the decoupled decay -lambda theta."""
+    from implicitbias.theory.updates import adamw, lam
+
+    r = modified_flow(rmsprop(), 0)
+    (theta,), (L,) = r.X, r.losses
+    g = sp.diff(L, theta)
+    assert sp.simplify(r.terms[0][0] + g / sp.sqrt(g**2 + eps)) == 0
+    w = modified_flow(adamw(), 0)
+    assert sp.simplify(w.terms[0][0] + g / sp.sqrt(g**2 + eps) + lam * theta) == 0
+
+
+def test_builtin_names_and_minibatches():
+    from implicitbias.theory.params import ParameterError
+    from implicitbias.theory.updates import builtin, sgd_rr
+
+    assert sgd_rr().period == 2 and builtin("sgd_rr").period == 2
+    assert builtin("sgd").period == 1 and not builtin("gd").reshuffle
+    assert builtin("gd", minibatches=3).period == 3 and builtin("sgd", minibatches=2).reshuffle
+    assert builtin("heavy_ball", minibatches=2).name == "heavy_ball"
+    with pytest.raises(ParameterError, match="^minibatches"):
+        sgd_rr(5)
