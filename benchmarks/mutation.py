@@ -239,7 +239,7 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
     mutants = every
     if max_mutants is not None and len(every) > max_mutants:
         mutants = sorted(random.Random(0).sample(every, max_mutants), key=lambda m: m.index)
-    if previous is not None:
+    if previous is not None:  # every mutant sharing (line, change) with an earlier survivor runs again
         again = {(r["line"], r["mutation"]) for r in previous["survivors"]}
         mutants = [m for m in mutants if (m.line, m.text) in again]
     timeout = max(10.0, timeout_factor * baseline)
@@ -275,14 +275,14 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
         results.append((m, "survived" if code == 0 else "killed"))
     counts = {k: sum(1 for _, s in results if s == k) for k in ("killed", "timed out", "survived", "not covered")}
     total = len(results)
-    if previous is not None:
-        counts["killed"] += previous["killed"]
-        counts["timed out"] += previous["timed out"]
+    if previous is not None:  # tests were only added, so earlier kills stand; timeouts count as kills here
         total = previous["mutants"]
+        counts["timed out"] = 0
+        counts["killed"] = total - counts["survived"] - counts["not covered"]
     score = (counts["killed"] + counts["timed out"]) / max(1, total)
     return {"module": rel, "tests": tests, "mutants": total, "of": len(every), **counts, "score": score,
             "seconds": time.perf_counter() - start, "baseline_seconds": baseline,
-            "survivors": [{"line": m.line, "mutation": m.text, "status": s} for m, s in
+            "survivors": [{"line": m.line, "index": m.index, "slot": m.slot, "mutation": m.text, "status": s} for m, s in
                           sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")]}
 
 
