@@ -125,3 +125,23 @@ def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     assert v.verdict == "agrees", v
     assert v.numbers["shallow_drift"] < 1e-3
     assert "Theorem 4.4" in CLAIM.render(ctx, ev, v)
+
+
+@pytest.mark.parametrize("K, L, n", [(8, 3, 1), (16, 2, 3), (2, 4, 1)])
+def test_growth_law_at_generic_points_is_the_stated_closed_form(K, L, n):
+    """dS/dt = c S^alpha, c = N/(K sqrt n), alpha = 2L/(L+1); T*(S_0) = K sqrt(n)/(L-1) S_0^{-(L-1)/(L+1)}
+    (module docstring of theory.linear_regime), n = 1 by default."""
+    S0, N = 3e-3, L + 1
+    c, alpha = N / (K * np.sqrt(n)), 2 * L / (L + 1)
+    kw = {} if n == 1 else {"n": n}
+    T = blowup_time(S0, K, L, **kw)
+    assert T == pytest.approx(K * np.sqrt(n) / (L - 1) * S0 ** (-(L - 1) / (L + 1)), rel=1e-12)
+    assert relative_rate(S0, K, L, **kw) == pytest.approx(c * S0 ** (alpha - 1), rel=1e-12)
+    t = 0.5 * T
+    assert linear_solution(S0, t, K, L, **kw) == pytest.approx((S0 ** (1 - alpha) - (alpha - 1) * c * t) ** (-1 / (alpha - 1)))
+    assert np.isnan(linear_solution(S0, T, K, L, **kw))  # at and after the blow-up: no solution
+
+
+def test_a_zero_start_is_refused():
+    with pytest.raises(ParameterError, match="^S0"):
+        blowup_time(0.0, K, 2)
