@@ -48,7 +48,7 @@ def alignment_cell(config: dict) -> dict:
     return {"cosine": cos, "gap": gap}
 
 
-def _bootstrap_exponent(widths, gaps_by_width, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+def _bootstrap_exponent(widths, gaps_by_width, resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
     """95% percentile interval of the fitted exponent when the seeds of every width are resampled."""
     rng = np.random.default_rng(seed)
     betas = []
