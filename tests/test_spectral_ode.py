@@ -81,3 +81,31 @@ def test_balanced_law_has_the_expected_exponent():
 def test_bad_input_is_a_clear_error(call, name):
     with pytest.raises(ParameterError, match=rf"^{name}"):
         call()
+
+
+def test_blow_up_guard_stops_a_run_and_says_so():
+    """The singular values grow without bound (log S_j passes 3 by t ~ 1e12 from log 5): the guard at
+    max_log = 3 stops the run there, and names the reason."""
+    system = SpectralODE(4, 3)
+    run = integrate(system, np.full(3, 5.0), 1e12, max_log=3.0)
+    assert run.event == "blow-up" and run.success
+    assert np.max(run.state[-1]) == pytest.approx(3.0, rel=1e-6)
+    assert np.all(np.max(run.state[:-1], axis=1) < 3.0)
+
+
+@pytest.mark.parametrize("kwargs, name", [({"t_end": 0.0}, "t_end"), ({"max_log": 0.0}, "max_log")])
+def test_integrate_refuses_bad_horizons(kwargs, name):
+    args = {"t_end": 1.0, **kwargs}
+    t_end = args.pop("t_end")
+    with pytest.raises(ParameterError, match=f"^{name}"):
+        integrate(SpectralODE(4, 2), np.ones(3), t_end, **args)
+
+
+def test_perturbed_nc_is_scale_times_exp_eps_xi():
+    from implicitbias.numerics.ufm.spectral_flow import perturbed_nc
+
+    xi = np.random.default_rng(3).standard_normal(7)
+    assert np.allclose(perturbed_nc(8, 0.3, 0.4, 3), 0.3 * np.exp(0.4 * xi), rtol=1e-14)
+    assert perturbed_nc(2, 1.5, 0.0, 0).tolist() == [1.5]
+    with pytest.raises(ParameterError, match="^scale"):
+        perturbed_nc(8, 0.0, 0.1, 0)
