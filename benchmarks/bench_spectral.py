@@ -20,13 +20,13 @@ import platform
 import time
 
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.ufm.spectral_agreement import spectral_vs_full
+from implicitbias.claims.singular_value_ode import flow_cell
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory.spectral_ode import SpectralODE
 
 
 def compare(K: int, L: int, d: int, rtol: float) -> list:
-    rec = spectral_vs_full(
+    rec = flow_cell(
         {"K": K, "L": L, "d": d, "n": 1, "seed": 0, "log_scale": -0.1, "margin": 5.0, "points": 20, "rtol": rtol}
     )
     return [

@@ -98,3 +98,17 @@ def test_bad_input(kwargs, name):
     base = dict(batch_size=10, n_train=100, epochs=2)
     with pytest.raises(ParameterError, match=rf"^{name} must"):
         forgetting_clocks(**{**base, **kwargs})
+
+
+def test_step_budget_and_learning_rate_are_checked():
+    with pytest.raises(ParameterError, match="^epochs must give at most 1e\\+08 steps, got 101000000"):
+        forgetting_clocks("sgd", 0.1, 1, 10**6, 101)
+    with pytest.raises(ParameterError, match="^lr must be"):
+        forgetting_clocks("sgd", 0.0, 8, 64, 1)
+
+
+def test_no_decay_by_default_and_rows_per_epoch():
+    c = forgetting_clocks("sgd", 0.1, 8, 64, 2)
+    assert c.total["T_L2"] == 0.0
+    rows = c.rows()
+    assert [r[0] for r in rows] == [1, 2] and rows[1][1] == pytest.approx(8 * 0.01 / 8)

@@ -9,6 +9,7 @@ from scipy.special import softmax
 
 from implicitbias.numerics.ufm.deep_ufm import hadamard_init
 from implicitbias.theory.hadamard import (
+    DyadicProof,
     dyadic_defect,
     dyadic_matrix,
     softmax_dyadic_proof,
@@ -56,3 +57,31 @@ def test_non_power_of_two_is_a_clear_error(K):
         sylvester(K)
     with pytest.raises(ParameterError, match="^K must be a power of two"):
         hadamard_init(np.ones((2, K)))
+
+
+def test_sizes_are_checked_at_both_ends():
+    assert sylvester(2).tolist() == [[1, 1], [1, -1]]  # K = 2 is allowed everywhere
+    assert dyadic_matrix([1.0, 2.0]).tolist() == [[1.0, 2.0], [2.0, 1.0]]
+    assert dyadic_defect(np.eye(2)) == 0.0
+    for call in (lambda: sylvester(2**15), lambda: dyadic_matrix(np.zeros(2**15)),
+                 lambda: dyadic_defect(np.zeros((2**15, 1))), lambda: softmax_dyadic_proof(32)):
+        with pytest.raises(ParameterError, match="^K"):
+            call()
+    assert not DyadicProof(4, True, False, []).holds and not DyadicProof(4, False, True, []).holds
+
+
+def test_dyadic_defect_at_a_generic_matrix():
+    """M = [[1, 2], [3, 4]]: M - M[a XOR b, 0] = [[0, -1], [0, 3]], normalised by max |M| = 4."""
+    assert dyadic_defect(np.array([[1.0, 2.0], [3.0, 4.0]])) == pytest.approx(0.75)
+    assert dyadic_defect(7.0 * np.array([[1.0, 2.0], [3.0, 4.0]])) == pytest.approx(0.75)
+
+
+def test_proof_reports_the_walsh_eigenvalues_of_the_gradient():
+    """K = 2: P - I has Walsh eigenvalues 0 and -2 e^{f_1} / (e^{f_0} + e^{f_1})."""
+    import sympy as sp
+
+    proof = softmax_dyadic_proof(2)
+    f0, f1 = sp.symbols("f0 f1", real=True)
+    assert proof.holds
+    assert sp.simplify(proof.eigenvalues[0]) == 0
+    assert sp.simplify(proof.eigenvalues[1] + 2 * sp.exp(f1) / (sp.exp(f0) + sp.exp(f1))) == 0

@@ -28,9 +28,10 @@ def digits_grid():
 
 
 def test_rank_falls_with_depth_and_rises_with_width(digits_grid):
-    t = hr.trends(digits_grid, TOLERANCE)
-    assert len(t["depth"]["drops"]) == 2 and t["depth"]["holds"], t["depth"]
-    assert len(t["width"]["rises"]) == 1 and t["width"]["holds"], t["width"]
+    depth = hr.depth_lines(digits_grid)
+    width = hr.width_lines(digits_grid)
+    assert len(depth) == 2 and all(line[0][1] - line[-1][1] > TOLERANCE for line in depth.values()), depth
+    assert len(width) == 1 and all(line[-1][1] - line[0][1] > TOLERANCE for line in width.values()), width
     shallow = next(r for r in digits_grid if r["depth"] == 1)
     assert shallow["train_acc_min"] > 0.95  # the shallow reference fits its training set
 
@@ -89,11 +90,22 @@ def test_cli_bad_input_is_one_line(capsys):
 @pytest.mark.slow
 def test_fashion_mnist_rank_falls_with_depth():
     """Real images (Debian's dataset-fashion-mnist): the report's full-tier grid, 4k training images."""
-    from implicitbias.report.sections.head_rank import GRIDS
+    from implicitbias.claims.head_rank import GRIDS
 
     ((base, axes),) = GRIDS["fashion_mnist"]
     configs = hr.grid(base, **axes)
     rows = hr.summarise(configs, [hr.execute(c, options={"threads": 1}) for c in configs])
-    t = hr.trends(rows, 0.0)
-    assert t["depth"]["holds"], t["depth"]
-    assert np.mean(t["width"]["rises"]) > 0, t["width"]
+    assert all(line[0][1] > line[-1][1] for line in hr.depth_lines(rows).values())
+    assert np.mean([line[-1][1] - line[0][1] for line in hr.width_lines(rows).values()]) > 0
+
+
+def _row(init, L, w, rank):
+    return {"head_init": init, "depth": L, "width": w, "rank_mean": rank}
+
+
+def test_lines_start_every_depth_line_at_the_depth_one_head():
+    rows = [_row("he", 1, None, 9.0), _row("he", 2, 16, 7.0), _row("he", 2, 64, 8.0), _row("he", 4, 16, 5.0),
+            _row("he", 4, 64, 6.5), _row("small", 2, 64, 4.0), _row("small", 4, 64, 3.0)]
+    assert hr.depth_lines(rows) == {("he", 16): [(1, 9.0), (2, 7.0), (4, 5.0)], ("he", 64): [(1, 9.0), (2, 8.0), (4, 6.5)],
+                                    ("small", 64): [(2, 4.0), (4, 3.0)]}
+    assert hr.width_lines(rows) == {("he", 2): [(16, 7.0), (64, 8.0)], ("he", 4): [(16, 5.0), (64, 6.5)]}

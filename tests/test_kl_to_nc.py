@@ -57,3 +57,73 @@ def test_bad_spectra_are_refused():
         kl_to_nc([1.0, np.nan])
     with pytest.raises(ParameterError, match="^Zbar"):
         kl_to_nc_of_matrix(np.ones((2, 3)))
+
+
+# -- the claim "KL to NC (s. 4)": its cell and its verdict rule -------------------------------------
+
+from implicitbias.claims import Context, Evidence  # noqa: E402
+from implicitbias.claims.kl_to_nc import CLAIM, Config, trajectory_configs, trajectory_record  # noqa: E402
+
+
+def test_trajectory_record_carries_solver_status():
+    (config,) = trajectory_configs(4, [2], 1, 0.01, 0.3, 0, 8.0, 1e6)
+    rec = trajectory_record(config)
+    assert rec["success"] is True and isinstance(rec["message"], str) and rec["event"] == "margin"
+    assert rec["margin"][-1] == pytest.approx(8.0, rel=1e-6)
+
+
+def _run(L, kl, success=True):
+    return {"L": L, "kl": list(kl), "success": success, "message": "ok" if success else "Excess work done"}
+
+
+def _evidence(shallow=(0.05, 0.02, 0.01, 0.001), deep=(0.05, 0.1, 1.0, 2.0, 3.0), success=True):
+    runs = [_run(1, shallow), _run(2, deep), _run(3, deep, success), _run(4, deep)]
+    return Evidence("synthetic", {"runs": runs, "deep_from": 3})
+
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", _evidence()),
+    ("disagrees", _evidence(shallow=(0.05, 0.02, 0.03, 0.001))),  # the shallow KL rises: not Lyapunov
+    ("disagrees", _evidence(deep=(0.05, 0.1, 0.2, 0.3, 0.4))),  # deep runs do not diverge (8-fold)
+    ("disagrees", _evidence(deep=(0.05, 0.1, 2.0, 3.0, 2.9))),  # no longer rising at the end
+    ("inconclusive", _evidence(success=False)),
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_claim_end_to_end_on_a_small_config(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 3), scale=1e-3, margin=12.0, t_end=1e10))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees", v
+    assert "trajectories" in CLAIM.render(ctx, ev, v)
+    assert (tmp_path / "figures" / "dynamics_trajectory.csv").exists()
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, -0.5], [0.0, 0.0], [1.0, np.inf]])
+def test_every_bad_spectrum_is_refused(bad):
+    with pytest.raises(ParameterError, match="^spectrum"):
+        kl_to_nc(bad)
+
+
+def test_a_single_mode_and_a_vanishing_mode():
+    assert kl_to_nc([2.5]) == 0.0  # K = 2: one active mode, always at NC
+    assert kl_to_nc([1.0, 0.0]) == np.inf
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 1), (2, 2, 2)])
+def test_every_bad_mean_logit_matrix_is_refused(shape):
+    with pytest.raises(ParameterError, match="^Zbar"):
+        kl_to_nc_of_matrix(np.ones(shape))
+
+
+def test_kl_of_a_generic_matrix_uses_its_top_k_minus_1_singular_values():
+    rng = np.random.default_rng(2)
+    U, V = np.linalg.qr(rng.normal(size=(3, 3)))[0], np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    Zbar = U @ np.diag([3.0, 1.0, 0.2]) @ V.T
+    q = np.array([0.75, 0.25])
+    assert kl_to_nc_of_matrix(Zbar) == pytest.approx(np.mean(np.log(0.5 / q)), rel=1e-12)

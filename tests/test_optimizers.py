@@ -104,3 +104,109 @@ def test_every_optimizer_steps_a_bn_network():
 def test_bad_input(kwargs, name):
     with pytest.raises(ParameterError, match=rf"^{name} must"):
         make_optimizer(params=[torch.nn.Parameter(torch.zeros(2, 2))], **kwargs)
+
+
+def _muon_steps(grads, p0, *, lr, momentum, weight_decay, shape_factor="flattened"):
+    p = torch.nn.Parameter(torch.tensor(p0, dtype=torch.float64))
+    opt = make_optimizer("muon", [p], lr, momentum=momentum, weight_decay=weight_decay, shape_factor=shape_factor)
+    for g in grads:
+        p.grad = torch.tensor(g, dtype=torch.float64)
+        opt.step()
+    return p.detach().numpy()
+
+
+def test_muon_two_steps_at_a_generic_point():
+    """Nesterov look-ahead, decoupled decay and the aspect-ratio scale on a tall 5 x 3 weight:
+    B_1 = G_1, U_1 = G_1 + mu B_1; B_2 = mu B_1 + G_2, U_2 = G_2 + mu B_2;
+    theta_k = theta_{k-1} (1 - lr lambda) - lr sqrt(5/3) NS(U_k)."""
+    rng = np.random.default_rng(3)
+    p0, G1, G2 = rng.standard_normal((3, 5, 3))
+    lr, mu, lam = 0.05, 0.9, 0.3
+    s = np.sqrt(5 / 3)
+
+    def ns(U):
+        return newton_schulz(torch.tensor(U)).numpy()
+
+    B1 = G1
+    p1 = p0 * (1 - lr * lam) - lr * s * ns(G1 + mu * B1)
+    B2 = mu * B1 + G2
+    p2 = p1 * (1 - lr * lam) - lr * s * ns(G2 + mu * B2)
+    assert np.allclose(_muon_steps([G1, G2], p0, lr=lr, momentum=mu, weight_decay=lam), p2, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, flattened, reference", [
+    ((64, 2, 3, 3), np.sqrt(64 / 18), 1.0),  # square kernel: the reference's k/k = 1
+    ((16, 2, 3, 1), np.sqrt(16 / 6), np.sqrt(3.0)),  # non-square kernel: sqrt(k_h / k_w)
+    ((4, 3, 3, 3), 1.0, 1.0),  # wide flattened matrix: both 1
+])
+def test_muon_shape_factor_on_conv_kernels(shape, flattened, reference):
+    rng = np.random.default_rng(0)
+    p0, G = rng.standard_normal((2, *shape))
+    O = newton_schulz(torch.tensor(G.reshape(shape[0], -1))).numpy().reshape(shape)
+    for option, factor in (("flattened", flattened), ("reference", reference)):
+        step = p0 - _muon_steps([G], p0, lr=0.1, momentum=0.0, weight_decay=0.0, shape_factor=option)
+        assert np.allclose(step, 0.1 * factor * O, atol=1e-12), option
+
+
+def test_muon_shape_factor_is_checked():
+    with pytest.raises(ParameterError, match="^shape_factor"):
+        make_optimizer("muon", [torch.nn.Parameter(torch.zeros(2, 2))], 0.1, shape_factor="square")
+
+
+def test_muon_class_defaults_and_its_companion():
+    """Muon built directly: no decay, 5 Newton-Schulz steps, Nesterov (1.95 G has G's polar factor);
+    the companion AdamW moves 1-D parameters without decay and zero_grad clears both."""
+    from implicitbias.numerics.optim.optimizers import Muon
+
+    rng = np.random.default_rng(8)
+    W = torch.nn.Parameter(torch.tensor(rng.standard_normal((3, 5))))
+    b = torch.nn.Parameter(torch.tensor(rng.standard_normal(3)))
+    W0, b0 = W.detach().clone(), b.detach().clone()
+    opt = Muon([W, b], 0.1)
+    G = torch.tensor(rng.standard_normal((3, 5)))
+    W.grad, b.grad = G.clone(), torch.zeros(3, dtype=torch.float64)
+    opt.step()
+    assert torch.allclose(W.detach(), W0 - 0.1 * newton_schulz(G, steps=5), atol=1e-12)
+    assert torch.equal(b.detach(), b0)  # zero gradient and no decay: the companion leaves it
+    opt.zero_grad()
+    assert W.grad is None and b.grad is None
+
+
+def test_muon_reference_shape_factor_on_a_tall_matrix_is_the_flattened_one():
+    rng = np.random.default_rng(1)
+    p0, G = rng.standard_normal((2, 6, 2))
+    ref = _muon_steps([G], p0, lr=0.1, momentum=0.0, weight_decay=0.0, shape_factor="reference")
+    flat = _muon_steps([G], p0, lr=0.1, momentum=0.0, weight_decay=0.0)
+    assert np.allclose(ref, flat, atol=1e-14)
+    assert np.allclose(p0 - flat, 0.1 * np.sqrt(3.0) * newton_schulz(torch.tensor(G)).numpy(), atol=1e-12)
+
+
+def test_sign_descent_with_coupled_decay_and_defaults():
+    from implicitbias.numerics.optim.optimizers import SignDescent
+
+    # g + lambda w: the decay term wins where |lambda w| > |g|
+    assert np.allclose(one_step("sign", [[3.0, -1.0]], [[-0.5, 0.1]], weight_decay=0.5), [[2.9, -0.9]])
+    w = torch.nn.Parameter(torch.tensor([2.0, -2.0], dtype=torch.float64))
+    opt = SignDescent([w], 0.1)
+    w.grad = torch.tensor([1e-3, 1e-3], dtype=torch.float64)
+    opt.step()
+    assert torch.allclose(w.detach(), torch.tensor([1.9, -2.1], dtype=torch.float64))  # no decay by default
+
+
+def test_plain_sgd_has_no_momentum():
+    w = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    opt = make_optimizer("sgd", [w], 0.1)
+    for g in (1.0, 2.0):
+        w.grad = torch.tensor([g], dtype=torch.float64)
+        opt.step()
+    assert w.item() == pytest.approx(1.0 - 0.1 * 1.0 - 0.1 * 2.0)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(name="adam", betas=(1.0, 0.999)), "beta1"),
+    (dict(name="muon", ns_steps=51), "ns_steps"),
+    (dict(name="muon", companion_lr=0.0), "companion_lr"),
+])
+def test_more_bad_input(kwargs, name):
+    with pytest.raises(ParameterError, match=rf"^{name} must"):
+        make_optimizer(params=[torch.nn.Parameter(torch.zeros(2, 2))], lr=0.1, **kwargs)

@@ -88,3 +88,60 @@ def test_adamw_decoupled_decay_reaches_a_common_norm():
 def test_every_law_names_its_clock():
     assert {derive(n).clock for n in LAWS} == {"T_SGD", "T_L2", "T_adapt"}
     assert "memory" in derive("sgd").latex()
+
+
+def test_adaptive_law_at_a_generic_point():
+    """Steps a orthogonal to w with |a|^2 = D (sign-like, a . w = 0): u' = u + eta^2 D exactly; sign
+    descent moves by eta sqrt(D) per step; the memory rho_0 / (rho_0 + sqrt(D) T) is 1 at T = 0 and
+    1/2 where the displacement bound sqrt(D) T reaches rho_0."""
+    law = derive("adam")
+    rng = np.random.default_rng(5)
+    Dn, lr = 20, 0.03
+    w = rng.normal(size=Dn) * 1.7
+    a = rng.normal(size=Dn)
+    a -= (a @ w) / (w @ w) * w
+    a *= math.sqrt(Dn) / np.linalg.norm(a)
+    rec = sp.lambdify((u, eta, D), law.recursion)
+    assert rec(w @ w, lr, Dn) == pytest.approx(np.sum((w - lr * a) ** 2), rel=1e-12)
+    step = lr * np.sign(rng.normal(size=Dn))
+    assert float(law.increment.subs({eta: lr, D: Dn})) == pytest.approx(np.linalg.norm(step), rel=1e-12)
+    rho0 = sp.Symbol("rho_0", positive=True)
+    memory = sp.lambdify((rho0, T, D), law.memory)
+    assert memory(2.5, 0.0, Dn) == 1.0
+    assert memory(2.5, 2.5 / math.sqrt(Dn), Dn) == pytest.approx(0.5)
+    assert memory(2.5, 1.0, Dn) < memory(2.5, 0.5, Dn) < 1.0
+
+
+def _orthogonal_step(w, size, rng):
+    """A vector orthogonal to w with norm ``size``."""
+    a = rng.normal(size=w.size)
+    a -= (a @ w) / (w @ w) * w
+    return a * size / np.linalg.norm(a)
+
+
+def test_recursions_are_one_step_of_the_norm_at_a_generic_point():
+    """u' from one explicit step on a scale-invariant weight (gradient orthogonal to w, |g| = gamma / rho)."""
+    rng = np.random.default_rng(11)
+    Dn, lr, wd, gam = 12, 0.07, 0.4, 1.9
+    w = rng.normal(size=Dn) * 1.3
+    g = _orthogonal_step(w, gam / np.linalg.norm(w), rng)
+    sgd_l2 = sp.lambdify((u, eta, gamma, lam), derive("sgd_l2").recursion)
+    assert sgd_l2(w @ w, lr, gam, wd) == pytest.approx(np.sum((w - lr * (g + wd * w)) ** 2), rel=1e-12)
+    a = _orthogonal_step(w, math.sqrt(Dn), rng)
+    adamw = sp.lambdify((u, eta, D, lam), derive("adamw").recursion)
+    assert adamw(w @ w, lr, Dn, wd) == pytest.approx(np.sum(((1 - lr * wd) * w - lr * a) ** 2), rel=1e-12)
+
+
+def test_memory_laws_at_generic_clocks():
+    """The docstring's laws: sgd rho_0^4 / (rho_0^4 + 2 tr Sigma T), exp(-2 T) with coupled or decoupled
+    decay, exp(-2 T / (1 - beta)) with heavy ball; the rho^4 increment is exactly 2 eta^2 gamma^2."""
+    rho0, trace = sp.Symbol("rho_0", positive=True), sp.Symbol(r"\operatorname{tr}\Sigma", positive=True)
+    sgd = derive("sgd")
+    assert sp.simplify(sgd.increment - 2 * eta**2 * gamma**2) == 0
+    assert float(sgd.memory.subs({rho0: 1.3, trace: 0.7, T: 0.9})) == pytest.approx(1.3**4 / (1.3**4 + 2 * 0.7 * 0.9))
+    for name in ("sgd_l2", "adamw"):
+        assert float(derive(name).memory.subs({T: 0.37, lam: 0.2})) == pytest.approx(math.exp(-2 * 0.37)), name
+    hb = derive("heavy_ball_l2")  # rate 2 lambda / (1 - beta) = 0.8 here (not 1, which hides * vs /)
+    assert float(hb.memory.subs({T: 0.37, lam: 0.2, beta: 0.5})) == pytest.approx(math.exp(-2 * 0.37 / 0.5))
+    assert float(hb.recursion.subs({u: 2.0, eta: 0.01, lam: 0.2, beta: 0.5})) == pytest.approx(2.0 * (1 - 0.01 * 0.8))
+    assert "u_*" in derive("adamw").latex() and "u_*" not in derive("adam").latex()

@@ -92,6 +92,17 @@ def _evidence(numeric=lambda K, L: K * (L - 1) / (L + 1), closed=lambda K, L: K 
     return Evidence("synthetic", {"cells": cells})
 
 
+def _shrinks_at_4(K, L):
+    return K * (L - 1) / (L + 1) if L < 4 else K / 10
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", _evidence()),
+    ("disagrees", _evidence(numeric=_shrinks_at_4, closed=_shrinks_at_4)),
+    ("inconclusive", _evidence(closed=lambda K, L: K * (L - 1) / (L + 1) * 1.001)),
+]
+
+
 def test_verdict_agrees_on_growing_thresholds():
     assert CLAIM.judge(_evidence()).verdict == "agrees"
 
@@ -122,3 +133,33 @@ def test_claim_runs_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     verdict = CLAIM.judge(CLAIM.measure(ctx, Config(Ks=(8,), depths=(1, 2, 3), n=2)))
     assert verdict.verdict == "agrees" and "sigma*(8, L)" in verdict.measured
+
+
+@pytest.mark.parametrize("K, L, n", [(8, 3, 3), (16, 2, 5), (4, 4, 2), (2, 2, 1)])
+def test_threshold_at_generic_points_is_the_stated_closed_form(K, L, n):
+    """sigma*(K, L) = K sqrt(n) (L - 1)/(L + 1) (module docstring of theory.nc_stability), n > 1."""
+    assert instability_threshold(K, L, n) == pytest.approx(K * np.sqrt(n) * (L - 1) / (L + 1), rel=1e-12)
+
+
+@pytest.mark.parametrize("K, L, n", [(8, 2, 3), (4, 3, 2)])
+def test_radial_eigenvalue_matches_the_numeric_jacobian_along_the_ray(K, L, n):
+    """The equal-mode direction (1, ..., 1) is an eigenvector of the Jacobian with the radial eigenvalue."""
+    import sympy as sp
+
+    from implicitbias.theory.nc_stability import gamma_sym, ray_linearisation
+    from implicitbias.theory.spectral_ode import K_sym, n_sym
+
+    radial = sp.lambdify(gamma_sym, ray_linearisation(L).radial.subs({K_sym: K, n_sym: n}))
+    system = SpectralODE(K, L, n)
+    for margin in (0.3, 1.7, 6.0):
+        J = system.jac(0.0, np.full(K - 1, np.log(margin * np.sqrt(n))))
+        assert np.allclose(J @ np.ones(K - 1), radial(margin) * np.ones(K - 1), rtol=1e-8, atol=1e-14)
+
+
+def test_bad_sizes_and_margins_are_clear_errors():
+    with pytest.raises(ParameterError, match="^margin"):
+        transverse_eigenvalue(0.0, 8, 2)
+    with pytest.raises(ParameterError, match="^K"):
+        transverse_eigenvalue(1.0, 1, 2)
+    with pytest.raises(ParameterError, match="^n"):
+        instability_threshold(8, 2, 0)

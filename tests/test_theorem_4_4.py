@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicitbias.numerics.ufm.rich_get_richer import leave_origin_cell
+from implicitbias.claims import Context, Evidence
+from implicitbias.claims.theorem_4_4 import CLAIM, Config, leave_origin_cell, ratio_cell
 from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import (
     blowup_time,
@@ -71,3 +72,76 @@ def test_shallow_law_never_blows_up_and_bad_input_is_refused():
         blowup_time(-1.0, K, 2)
     with pytest.raises(ParameterError, match="^L"):
         linear_solution(1.0, 1.0, K, 0)
+
+
+def test_ratio_cell_keeps_the_shallow_ratio_and_amplifies_the_deep_one():
+    base = {"K": K, "n": N_PER_CLASS, "S0": 1e-4, "spread": 0.2, "growth": 100.0, "points": 20}
+    shallow = ratio_cell({**base, "L": 1})
+    deep = ratio_cell({**base, "L": 2})
+    assert shallow["success"] and deep["success"]
+    assert shallow["ratio"][-1] == pytest.approx(1.2, rel=1e-3)
+    assert np.allclose(shallow["ratio_closed_form"], 1.2)
+    assert deep["ratio"][-1] > 5 * deep["ratio"][0]
+
+
+# -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
+
+
+def _evidence(shallow_end=1.2, deep_end=12.0, measured=1.0, success=True, reached=True):
+    ratios = [{"L": L, "growth": 100.0, "times": [0.0, 1.0], "ratio": [1.2, end], "ratio_closed_form": [1.2, end],
+               "success": success or L > 1, "message": "LSODA failed" if not success and L == 1 else "ok"}
+              for L, end in ((1, shallow_end), (2, deep_end), (3, deep_end))]
+    leaves = [{"L": L, "S0": 1e-6, "level": 0.16, "reached": reached, "measured": measured * 100.0,
+               "hitting_closed_form": 100.0, "blowup_closed_form": 101.0, "success": True, "message": "ok"}
+              for L in (2, 3)]
+    return Evidence("synthetic", {"ratios": ratios, "leaves": leaves})
+
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", _evidence()),
+    ("disagrees", _evidence(shallow_end=1.3)),  # L = 1 rates not equal: the ratio drifts by 8%
+    ("disagrees", _evidence(deep_end=1.25)),  # no amplification for L > 1
+    ("disagrees", _evidence(measured=1.1)),  # the law mistimes the exit by 10%
+    ("inconclusive", _evidence(success=False)),  # a failed integration
+    ("inconclusive", _evidence(reached=False)),
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_equal_rates_at_L_1_is_judged():
+    v = CLAIM.judge(_evidence(shallow_end=1.2 * 1.02))
+    assert v.verdict == "disagrees" and "L = 1" in v.reason
+    assert v.numbers["shallow_drift"] == pytest.approx(0.02)
+
+
+def test_claim_end_to_end_on_a_small_config(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(ratio_depths=(1, 2), leave_depths=(2, 3), points=20))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees", v
+    assert v.numbers["shallow_drift"] < 1e-3
+    assert "Theorem 4.4" in CLAIM.render(ctx, ev, v)
+
+
+@pytest.mark.parametrize("K, L, n", [(8, 3, 1), (16, 2, 3), (2, 4, 1)])
+def test_growth_law_at_generic_points_is_the_stated_closed_form(K, L, n):
+    """dS/dt = c S^alpha, c = N/(K sqrt n), alpha = 2L/(L+1); T*(S_0) = K sqrt(n)/(L-1) S_0^{-(L-1)/(L+1)}
+    (module docstring of theory.linear_regime), n = 1 by default."""
+    S0, N = 3e-3, L + 1
+    c, alpha = N / (K * np.sqrt(n)), 2 * L / (L + 1)
+    kw = {} if n == 1 else {"n": n}
+    T = blowup_time(S0, K, L, **kw)
+    assert T == pytest.approx(K * np.sqrt(n) / (L - 1) * S0 ** (-(L - 1) / (L + 1)), rel=1e-12)
+    assert relative_rate(S0, K, L, **kw) == pytest.approx(c * S0 ** (alpha - 1), rel=1e-12)
+    t = 0.5 * T
+    assert linear_solution(S0, t, K, L, **kw) == pytest.approx((S0 ** (1 - alpha) - (alpha - 1) * c * t) ** (-1 / (alpha - 1)))
+    assert np.isnan(linear_solution(S0, T, K, L, **kw))  # at and after the blow-up: no solution
+
+
+def test_a_zero_start_is_refused():
+    with pytest.raises(ParameterError, match="^S0"):
+        blowup_time(0.0, K, 2)

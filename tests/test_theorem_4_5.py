@@ -8,18 +8,16 @@ ETF direction is explicit; nothing here is produced by the code under test's own
 import numpy as np
 import pytest
 
+from implicitbias.claims import Context, Evidence
+from implicitbias.claims.theorem_4_5 import CLAIM, Config, alignment_cell
 from implicitbias.numerics.ufm.deep_ufm import hadamard_init, logit_velocity
-from implicitbias.numerics.ufm.etf_alignment import (
-    etf_direction,
-    fit_exponent,
-    velocity_alignment,
-)
+from implicitbias.numerics.ufm.etf_alignment import alignment, etf_direction, fit_exponent
 
 SEEDS = range(4)
 
 
 def mean_alignment(**config):
-    cells = [velocity_alignment({"K": 4, "n": 2, "scale": 0.1, **config, "seed": s}) for s in SEEDS]
+    cells = [alignment_cell({"K": 4, "n": 2, "scale": 0.1, **config, "seed": s}) for s in SEEDS]
     return np.mean([c["cosine"] for c in cells]), np.mean([c["gap"] for c in cells])
 
 
@@ -42,3 +40,62 @@ def test_exact_etf_velocity_at_the_origin_of_an_orthogonal_model():
     v = logit_velocity(hadamard_init(np.full((3, 4), 1e-3), n=2)).numpy()
     e = etf_direction(4, 2)
     assert np.sum(v * e) / (np.linalg.norm(v) * np.linalg.norm(e)) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_alignment_of_a_generic_direction():
+    """cos and gap at a generic point: v = e + w with w orthogonal to e, |w| = |e| -> cos = 1/sqrt(2)."""
+    e = etf_direction(4, 3)
+    w = np.zeros_like(e)
+    w[0, :] = 1.0  # rows of e sum to zero, so a constant row is orthogonal to e
+    w *= np.linalg.norm(e) / np.linalg.norm(w)
+    cos, gap = alignment(e + w, 3)
+    assert cos == pytest.approx(1 / np.sqrt(2), rel=1e-12)
+    assert gap == pytest.approx(np.sqrt(2 - np.sqrt(2)), rel=1e-12)
+
+
+def test_fit_exponent_recovers_a_power_law():
+    d = np.array([10.0, 40.0, 160.0])
+    beta, C = fit_exponent(d, 3.0 * d**-0.7)
+    assert beta == pytest.approx(-0.7) and C == pytest.approx(3.0)
+
+
+# -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
+
+
+def _evidence(exponent=-0.5, depth_cos=(0.99, 0.98, 0.97), width_noise=0.0):
+    rng = np.random.default_rng(0)
+    width = []
+    for d in (16, 64, 256, 1024):
+        for s in range(3):
+            gap = 2.0 * d**exponent * (1 + width_noise * rng.standard_normal())
+            width.append({"K": 4, "n": 2, "L": 2, "d": d, "seed": s, "gap": gap, "cosine": 1 - gap**2 / 2})
+    depth = [{"K": 4, "n": 2, "L": L, "d": 64, "seed": s, "cosine": c, "gap": np.sqrt(2 - 2 * c)}
+             for L, c in zip((1, 2, 3), depth_cos) for s in range(3)]
+    return Evidence("synthetic", {"width": width, "depth": depth})
+
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", _evidence()),
+    ("agrees", _evidence(exponent=-0.4, width_noise=0.02)),
+    ("disagrees", _evidence(exponent=-0.25)),  # slower than concentration predicts
+    ("disagrees", _evidence(depth_cos=(0.97, 0.98, 0.99))),  # depth helps: contradicts the claim
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_verdict_reports_a_bootstrap_interval_around_the_exponent():
+    v = CLAIM.judge(_evidence(exponent=-0.5, width_noise=0.05))
+    lo, hi = v.numbers["exponent_ci"]
+    assert lo < v.numbers["exponent"] < hi and hi - lo < 0.2
+
+
+def test_claim_end_to_end_on_a_small_config(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(widths=(16, 256, 1024), depths=(1, 3, 6), seeds=2))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees", v
+    assert "Theorem 4.5" in CLAIM.render(ctx, ev, v)

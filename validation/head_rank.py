@@ -12,7 +12,8 @@ unregularised cross-entropy on a training set it interpolates.  Along training (
 - NC1-NC4 of the last head layer's input features against the last weight matrix W_L.
 
 Spec A predicts: the rank of Zbar falls as the head deepens (depth's low-rank bias), rises with
-width, and lower rank goes with worse test accuracy.
+width, and lower rank goes with worse test accuracy (the claims ``implicitbias.claims.head_rank_*``
+judge it; ``depth_lines`` and ``width_lines`` arrange the summary rows along each axis).
 
 Head initialisation (``head_init``): ``he`` (sigma_w x He normal, as the body), ``small``
 (the He draw times ``head_init_scale``: the small-initialisation regime of the deep-UFM
@@ -41,7 +42,10 @@ from implicitbias.validation.run import (
     train,
 )
 
-__all__ = ["KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute"]
+__all__ = [
+    "KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute", "grid",
+    "run_grid", "summarise", "depth_lines", "width_lines",
+]
 
 KIND = "validation.head_rank"
 HEAD_INITS = ("he", "small", "aligned")
@@ -181,43 +185,19 @@ def summarise(configs: list[dict], records: list[dict]) -> list[dict]:
     return rows
 
 
-def trends(rows: list[dict], tolerance: float = 0.0) -> dict[str, dict]:
-    """End-to-end changes and Spearman correlations of the rank with depth and width, and accuracy.
+def depth_lines(rows: list[dict]) -> dict[tuple, list[tuple[int, float]]]:
+    """{(head_init, width): [(depth, rank_mean), ...] by depth}: the rank along the depth axis.
 
-    ``depth``: for each (init, width), rank at the shallowest minus rank at the deepest head
-    (positive = falls with depth; the depth-1 head, which has no hidden width, starts every
-    line); ``width``: for each (init, depth >= 2), rank at the widest minus at the narrowest
-    head (positive = rises with width); ``accuracy``: Spearman rho of test accuracy against rank
-    over all cells.  A trend "holds" when every difference exceeds ``tolerance``.
+    The depth-1 head has no hidden width, so it starts the line of every width.
     """
-    from scipy.stats import spearmanr
-
-    def line_stats(lines):
-        diffs, rhos = [], []
-        for line in lines:
-            line = sorted(line)
-            if len(line) >= 2:
-                diffs.append(line[0][1] - line[-1][1])
-                rhos.append(float(spearmanr([p[0] for p in line], [p[1] for p in line]).statistic))
-        return diffs, rhos
-
-    inits = sorted({r["head_init"] for r in rows})
     widths = sorted({r["width"] for r in rows if r["width"] is not None})
-    depth_lines = [
-        [(r["depth"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["width"] in (w, None)]
-        for i in inits for w in widths
-    ]
-    width_lines = [
-        [(r["width"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["depth"] == L]
-        for i in inits for L in sorted({r["depth"] for r in rows if r["depth"] > 1})
-    ]
-    d_diff, d_rho = line_stats(depth_lines)
-    w_diff, w_rho = line_stats(width_lines)
-    w_diff = [-x for x in w_diff]
-    ranks, accs = [r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows]
-    acc_rho = float(spearmanr(ranks, accs).statistic) if len(rows) > 2 else float("nan")
-    return {
-        "depth": {"drops": d_diff, "rho": d_rho, "holds": bool(d_diff) and min(d_diff) > tolerance},
-        "width": {"rises": w_diff, "rho": w_rho, "holds": bool(w_diff) and min(w_diff) > tolerance},
-        "accuracy": {"rho": acc_rho, "holds": bool(acc_rho > 0)},
-    }
+    lines = {(i, w): sorted((r["depth"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["width"] in (w, None))
+             for i in sorted({r["head_init"] for r in rows}) for w in widths}
+    return {k: v for k, v in lines.items() if len(v) >= 2}
+
+
+def width_lines(rows: list[dict]) -> dict[tuple, list[tuple[int, float]]]:
+    """{(head_init, depth >= 2): [(width, rank_mean), ...] by width}: the rank along the width axis."""
+    lines = {(i, L): sorted((r["width"], r["rank_mean"]) for r in rows if (r["head_init"], r["depth"]) == (i, L))
+             for i in sorted({r["head_init"] for r in rows}) for L in sorted({r["depth"] for r in rows if r["depth"] > 1})}
+    return {k: v for k, v in lines.items() if len(v) >= 2}

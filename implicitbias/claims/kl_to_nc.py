@@ -1,17 +1,35 @@
 """KL divergence to NC (Spec A, section 4): a Lyapunov function of the shallow model that can
-diverge in deep ones.  Holds the trajectory cells' configs and figure, shared with
-``implicitbias dynamics trajectory``.  L counts weight matrices (N = L + 1 factors).
+diverge in deep ones: trajectories may leave NC entirely.
+
+Source: Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4.  The divergence is
+not stated by the source; ours is KL(uniform || S / sum S) over the K - 1 active modes
+(``numerics.metrics.kl_to_nc``): zero at NC, infinite when a mode vanishes.
+
+Cells: the balanced spectral ODE (``numerics.ufm.spectral_flow``; L counts weight matrices,
+N = L + 1 factors) from one perturbed-NC start S_j(0) = scale exp(eps xi_j), one trajectory per
+depth, sampled on a log time grid up to the margin ``margin``.  The trajectory configs and figure
+are shared with ``implicitbias dynamics trajectory``.
+
+The claim holds when the L = 1 KL never rises by more than ``lyapunov`` between samples and for
+every depth L >= ``deep_from`` the KL ends ``diverges``-fold above its start (floored at
+``kl_floor``) and still rising over the last ``rising_tail`` of the samples.  A failed integration is
+inconclusive.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
 from implicitbias.figures import plt, save_figure
+from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE
+
+KIND = "dynamics.trajectory"  # shared with `implicitbias dynamics trajectory`
 
 
 def trajectory_configs(
@@ -75,3 +93,107 @@ def trajectory_figure(path: Path, configs: list[dict], records: list[dict]) -> P
         f"Balanced Hadamard flow, K = {K}, start S_j = {configs[0]['scale']:g} exp({configs[0]['eps']:g} xi_j)"
     )
     return save_figure(fig, path, columns)
+
+
+def trajectory_record(config: dict) -> dict:
+    """Cell: balanced flow from a perturbed-NC start, sampled on a log time grid (for figures).
+
+    config: {"K", "L", "n", "scale", "eps", "seed", "margin", "t_end", "points"}; the start is
+    ``perturbed_nc(K, scale, eps, seed)``.  L counts weight matrices (N = L + 1 factors).
+    Returns lists: times, singular values (T x (K-1)), margin, effective rank, KL to NC, event,
+    and solve_ivp's success and message.
+    """
+    system = SpectralODE(config["K"], config["L"], config["n"], balanced=True)
+    start = perturbed_nc(config["K"], config["scale"], config["eps"], config["seed"])
+    times = np.geomspace(1e-3, config["t_end"], config["points"])
+    run = integrate(system, start, config["t_end"], t_eval=times, margin=config["margin"], rtol=1e-9, atol=1e-11)
+    return {
+        "times": run.times,
+        "singular_values": run.singular_values,
+        "margin": run.margin,
+        "effective_rank": run.effective_rank,
+        "kl": run.kl,
+        "event": run.event,
+        "success": run.success,
+        "message": run.message,
+    }
+
+
+@dataclass(frozen=True)
+class Config:
+    K: int = 8
+    depths: tuple[int, ...] = (1, 2, 3, 4)
+    n: int = 1
+    scale: float = 1e-3
+    eps: float = 0.3
+    seed: int = 0
+    margin: float = 20.0
+    t_end: float = 1e8
+    deep_from: int = 3
+
+
+class KLToNC(Claim):
+    id = "KL to NC (s. 4)"
+    statement = "KL divergence to NC is a Lyapunov function for L = 1 and can diverge for deep models"
+    source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4 (divergence: ours)"
+    section = "dynamics"
+    order = 50
+    verify = True
+    outcomes = ("agrees", "disagrees", "inconclusive")
+    thresholds = {
+        "lyapunov": Threshold(1e-9, "the trajectories are integrated at rtol 1e-9: a larger rise is not rounding"),
+        "diverges": Threshold(10.0, "an order of magnitude above the start, at the end of a run to margin 20 where "
+                                    "the shallow KL has fallen by orders of magnitude"),
+        "kl_floor": Threshold(1e-3, "starts closer to NC than this would make any growth look like divergence"),
+        "rising_tail": Threshold(1 / 3, "fraction of the (log-spaced) samples at the end over which a diverging KL "
+                                        "must still rise: the late, large-margin regime"),
+    }
+    configs = {"default": Config()}
+
+    def measure(self, ctx, config: Config) -> Evidence:
+        configs = trajectory_configs(config.K, list(config.depths), config.n, config.scale, config.eps, config.seed,
+                                     config.margin, config.t_end)
+        records = ctx.map(KIND, trajectory_record, configs, desc="KL trajectories")
+        check = (f"balanced flow, K = {config.K}, S_j(0) = {config.scale:g} exp({config.eps:g} xi_j), "
+                 f"L = {list(config.depths)} to margin {config.margin:g}; deep means L >= {config.deep_from}")
+        return Evidence(check, {"runs": [{**c, **r} for c, r in zip(configs, records)], "deep_from": config.deep_from})
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        runs, deep_from = evidence.data["runs"], evidence.data["deep_from"]
+        shallow = [np.asarray(r["kl"]) for r in runs if r["L"] == 1]
+        deep = {r["L"]: np.asarray(r["kl"]) for r in runs if r["L"] >= deep_from}
+        rise = max((float(np.max(np.diff(k))) for k in shallow), default=float("nan"))
+        floor = self.threshold("kl_floor")
+        factor = {L: float(k[-1] / max(k[0], floor)) for L, k in deep.items()}
+        tail = self.threshold("rising_tail")
+        rising = {L: bool(np.all(np.diff(k[-max(2, int(len(k) * tail)):]) > 0)) for L, k in deep.items()}
+        measured = (f"L = 1 largest KL increase {rise:.1e}; final/initial KL for L = "
+                    + ", ".join(f"{L}: {f:.3g}" for L, f in factor.items()))
+        numbers = {"shallow_max_rise": rise, "deep_growth": {str(L): f for L, f in factor.items()},
+                   "deep_rising": {str(L): v for L, v in rising.items()}}
+        failed = [f"L = {r['L']}: {r['message']}" for r in runs if not r["success"]]
+        if failed or not shallow or not deep:
+            return inconclusive("; ".join(failed) or f"needs an L = 1 run and one with L >= {deep_from}",
+                                measured, **numbers)
+        problems = []
+        if rise > self.threshold("lyapunov"):
+            problems.append(f"the L = 1 KL rises by {rise:.1e}")
+        stuck = [L for L in deep if not (factor[L] > self.threshold("diverges") and rising[L])]
+        if stuck:
+            problems.append(f"no divergence for L = {stuck}")
+        if problems:
+            return disagrees("; ".join(problems), measured, **numbers)
+        return agrees("non-increasing for L = 1; still rising and over 10-fold for every deep run", measured, **numbers)
+
+    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        runs = evidence.data["runs"]
+        path = trajectory_figure(ctx.path("dynamics_trajectory.png"), runs, runs)
+        return "\n".join([
+            "KL divergence to NC used here: KL(uniform || S / sum S) over the K - 1 active modes "
+            "(`implicitbias.numerics.metrics.kl_to_nc`); zero at NC, infinite when a mode vanishes.",
+            "",
+            f"![trajectories]({ctx.link(path)})",
+        ])
+
+
+CLAIM = KLToNC()

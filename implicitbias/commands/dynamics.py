@@ -50,12 +50,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.claims.basin import basin_configs, basin_figure
-    from implicitbias.claims.kl_to_nc import trajectory_configs, trajectory_figure
+    from implicitbias.claims import basin, kl_to_nc
     from implicitbias.executors import open_executor
     from implicitbias.figures import markdown_table
-    from implicitbias.numerics.ufm.basin import basin_cell
-    from implicitbias.numerics.ufm.spectral_flow import trajectory_record
     from implicitbias.store import Store
 
     depths = parse_list("L", args.L, int)
@@ -73,11 +70,11 @@ def run(args) -> int:
         params.seed("seed", args.seed)
     with Store(args.store) as store:
         if args.what == "trajectory":
-            configs = trajectory_configs(
+            configs = kl_to_nc.trajectory_configs(
                 args.K, depths, args.n, args.scale, args.eps, args.seed, args.margin, args.t_end
             )
-            records = store.map("dynamics.trajectory", trajectory_record, configs)
-            path = trajectory_figure(out / "dynamics_trajectory.png", configs, records)
+            records = store.map(kl_to_nc.KIND, kl_to_nc.trajectory_record, configs)
+            path = kl_to_nc.trajectory_figure(out / "dynamics_trajectory.png", configs, records)
             rows = [
                 [
                     c["L"],
@@ -91,7 +88,7 @@ def run(args) -> int:
             ]
             print(markdown_table(["L", "final t", "margin", "effective rank", "KL to NC", "stopped by"], rows))
         else:
-            configs = basin_configs(
+            configs = basin.basin_configs(
                 args.K,
                 depths,
                 args.n,
@@ -102,8 +99,8 @@ def run(args) -> int:
                 args.t_end,
             )
             with open_executor(args.executor, args.workers) as executor:
-                records = store.map("dynamics.basin", basin_cell, configs, executor=executor)
-            path, summary = basin_figure(out / "dynamics_basin.png", configs, records)
+                records = store.map(basin.KIND, basin.basin_cell, configs, executor=executor)
+            path, summary = basin.basin_figure(out / "dynamics_basin.png", configs, records)
             print(
                 markdown_table(
                     ["L", "fraction at NC"], [[L, f"{f:.3f}"] for L, f in sorted(summary["overall"].items())]

@@ -16,6 +16,23 @@ M = [mu_c - mu_G]_c (K x d):
 
 Exact simplex ETF with collapsed features and W = M: NC1 = NC2 = NC3 = 0, NC4 = 1.  Regular K-gon
 (rank 2, K >= 3, collapsed, W = M): NC1 = NC3 = 0, NC4 = 1 and NC2 = sqrt(2 - 2 sqrt(2/(K-1))).
+
+Conventions against Papyan, Han and Donoho's published analysis code (the PNAS 2020 notebook and
+the many repositories that copy it), which ``convention="papyan"`` reproduces:
+
+- NC3: theirs is the *squared* distance ||W^T/||W|| - M^T/||M|| ||_F^2; ours is unsquared (a
+  distance between unit-norm matrices, in [0, 2]).
+- equinorm: theirs is torch.std / mean, i.e. the *sample* standard deviation (ddof 1) of the K
+  norms; ours uses ddof 0 (the spread of the K numbers themselves); the ratio of the two is
+  sqrt(K / (K - 1)).
+- NC1: both take the top K - 1 eigenpairs of Sigma_B (theirs through scipy.sparse.linalg.svds);
+  theirs inverts all of them, ours drops eigenvalues below 1e-12 times the largest, so a between-
+  class matrix of rank below K - 1 (e.g. a K-gon, rank 2) does not invert rounding noise.
+- global mean: both codes centre on the mean of the class means; the paper's text defines
+  mu_G as the mean over all samples.  They differ for unbalanced classes; ``global_mean``
+  chooses ("class_means", the default and the code's; "samples", the paper's text).
+- NC4: both measure agreement of argmax_c (W h + b) with the nearest class mean; theirs reports
+  the mismatch 1 - agreement.
 """
 
 from __future__ import annotations
@@ -26,7 +43,11 @@ import numpy as np
 
 from implicitbias.theory import params
 
-__all__ = ["NCMetrics", "class_mean_rows", "nc_metrics"]
+__all__ = ["CONVENTIONS", "GLOBAL_MEANS", "NCMetrics", "class_mean_rows", "nc_metrics"]
+
+CONVENTIONS = ("package", "papyan")
+GLOBAL_MEANS = ("class_means", "samples")
+PINV_RTOL = 1e-12  # eigenvalues of Sigma_B below this times the largest are rounding noise (package convention)
 
 
 @dataclass
@@ -54,8 +75,15 @@ def class_mean_rows(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
     return np.stack([H[y == c].mean(axis=0) for c in range(K)])
 
 
-def nc_metrics(H, y, W, b=None) -> NCMetrics:
-    """NC1-NC4 of features ``H`` (n_samples x d), labels ``y``, classifier ``W`` (K x d), bias ``b``."""
+def nc_metrics(H, y, W, b=None, *, convention: str = "package", global_mean: str = "class_means") -> NCMetrics:
+    """NC1-NC4 of features ``H`` (n_samples x d), labels ``y``, classifier ``W`` (K x d), bias ``b``.
+
+    ``convention``: "package" (the module docstring's formulas) or "papyan" (their code's NC3
+    squared, equinorm with ddof 1, NC1 without the eigenvalue cut-off); ``global_mean``: the mean
+    of the class means (both codes) or of the samples (the paper's text).
+    """
+    params.choice("convention", convention, CONVENTIONS)
+    params.choice("global_mean", global_mean, GLOBAL_MEANS)
     H = _finite("H", H)
     W = _finite("W", W)
     y = np.asarray(y)
@@ -69,13 +97,13 @@ def nc_metrics(H, y, W, b=None) -> NCMetrics:
     b = np.zeros(K) if b is None else _finite("b", b).reshape(K)
 
     means = class_mean_rows(H, y, K)
-    M = means - means.mean(axis=0)
+    M = means - (means.mean(axis=0) if global_mean == "class_means" else H.mean(axis=0))
     within = H - means[y]
     sigma_w = within.T @ within / H.shape[0]
     sigma_b = M.T @ M / K
     evals, evecs = np.linalg.eigh(sigma_b)
     top, vecs = evals[-(K - 1) :], evecs[:, -(K - 1) :]
-    keep = top > top.max() * 1e-12
+    keep = top > top.max() * PINV_RTOL if convention == "package" else np.ones(len(top), dtype=bool)
     pinv = (vecs[:, keep] / top[keep]) @ vecs[:, keep].T
     nc1 = float(np.trace(sigma_w @ pinv) / K)
 
@@ -85,13 +113,13 @@ def nc_metrics(H, y, W, b=None) -> NCMetrics:
     norms = np.linalg.norm(M, axis=1)
     cos = gram / np.outer(norms, norms)
     off = ~np.eye(K, dtype=bool)
-    nc3 = float(np.linalg.norm(W / np.linalg.norm(W) - M / np.linalg.norm(M)))
+    nc3 = float(np.linalg.norm(W / np.linalg.norm(W) - M / np.linalg.norm(M)) ** (1 if convention == "package" else 2))
     predicted = np.argmax(H @ W.T + b, axis=1)
     nearest = np.argmin(((H[:, None, :] - means[None, :, :]) ** 2).sum(-1), axis=1)
     return NCMetrics(
         nc1=nc1,
         nc2=nc2,
-        nc2_equinorm=float(norms.std() / norms.mean()),
+        nc2_equinorm=float(norms.std(ddof=0 if convention == "package" else 1) / norms.mean()),
         nc2_equiangularity=float(np.mean(np.abs(cos[off] + 1.0 / (K - 1)))),
         nc3=nc3,
         nc4_agreement=float(np.mean(predicted == nearest)),

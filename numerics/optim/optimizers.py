@@ -23,6 +23,16 @@ parameter (biases, BatchNorm gamma and beta) goes to a companion AdamW with lear
 ``companion_lr`` (default: lr) and no decay.  There is no per-step renormalisation of the
 weights (it would erase the sigma_w the experiments measure).
 
+Muon on conv kernels, against the reference implementation (K. Jordan's ``muon_update``): both
+orthogonalise the kernel flattened to (out, in * k * k).  The shape factor differs:
+``shape_factor="flattened"`` (default here) takes rows / cols of that flattened matrix, so a
+kernel with out > in k^2 gets sqrt(out / (in k^2)); the reference computes it from the last two
+dimensions of the unflattened gradient, grad.size(-2) / grad.size(-1) = k_h / k_w, which is 1 for
+square kernels (and sqrt(k_h / k_w) for tall ones); ``shape_factor="reference"`` reproduces that.
+For 2-D weights the two agree.  The reference keeps its momentum as an average,
+B <- mu B + (1 - mu) g with look-ahead (1 - mu) g + mu B: (1 - mu) times ours, which Newton-Schulz
+(normalised by the Frobenius norm first) does not see.
+
 Sources: torch.optim; Muon: K. Jordan, "Muon: an optimizer for hidden layers" (2024).
 """
 
@@ -35,10 +45,11 @@ import torch
 from implicitbias.theory import params as check
 from implicitbias.theory.clocks import OPTIMIZERS
 
-__all__ = ["OPTIMIZERS", "make_optimizer", "newton_schulz", "Muon", "SignDescent", "MUON_COEFFICIENTS"]
+__all__ = ["OPTIMIZERS", "SHAPE_FACTORS", "make_optimizer", "newton_schulz", "Muon", "SignDescent", "MUON_COEFFICIENTS"]
 
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 DEFAULT_MOMENTUM = {"sgd_momentum": 0.9, "nesterov": 0.9, "muon": 0.95}
+SHAPE_FACTORS = ("flattened", "reference")
 
 
 def newton_schulz(G: torch.Tensor, steps: int = 5, coefficients=MUON_COEFFICIENTS, eps: float = 1e-7) -> torch.Tensor:
@@ -100,13 +111,16 @@ class Muon(_Parameterwise):
         weight_decay: float = 0.0,
         ns_steps: int = 5,
         companion_lr: float | None = None,
+        shape_factor: str = "flattened",
     ):
+        check.choice("shape_factor", shape_factor, SHAPE_FACTORS)
         all_params = list(params)
         matrices = [p for p in all_params if p.ndim >= 2]
         vectors = [p for p in all_params if p.ndim < 2]
         if not matrices:
             raise check.ParameterError("params must contain at least one parameter with ndim >= 2 for muon")
-        defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay, ns_steps=ns_steps)
+        defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay, ns_steps=ns_steps,
+                        shape_factor=shape_factor)
         super().__init__(matrices, defaults)
         self.companion = (
             torch.optim.AdamW(vectors, lr=companion_lr or lr, weight_decay=0.0) if vectors else None
@@ -119,7 +133,8 @@ class Muon(_Parameterwise):
         buf.mul_(mu).add_(g)
         update = g + mu * buf if group["nesterov"] else buf
         O = newton_schulz(update, group["ns_steps"])
-        scale = math.sqrt(max(1.0, g.shape[0] / g.shape[1]))
+        rows, cols = (g.shape if group["shape_factor"] == "flattened" else p.shape[-2:])
+        scale = math.sqrt(max(1.0, rows / cols))
         p.mul_(1.0 - lr * group["weight_decay"])
         p.add_(O.reshape(p.shape), alpha=-lr * scale)
 
@@ -160,11 +175,13 @@ def make_optimizer(
     alpha: float = 0.99,
     ns_steps: int = 5,
     companion_lr: float | None = None,
+    shape_factor: str = "flattened",
 ) -> torch.optim.Optimizer:
     """The optimiser ``name`` (one of ``OPTIMIZERS``) over ``params``; see the module docstring.
 
     ``momentum`` defaults to 0.9 (sgd_momentum, nesterov) and 0.95 (muon); ``betas`` and ``eps``
-    are Adam/AdamW's, ``alpha`` RMSProp's second-moment decay.  Bad input raises ParameterError.
+    are Adam/AdamW's, ``alpha`` RMSProp's second-moment decay, ``shape_factor`` Muon's (see the
+    module docstring).  Bad input raises ParameterError.
     """
     check.choice("optimizer", name, OPTIMIZERS)
     lr = check.real("lr", lr, minimum=0.0, open_minimum=True)
@@ -189,4 +206,5 @@ def make_optimizer(
     ns_steps = check.integer("ns_steps", ns_steps, minimum=1, maximum=50)
     if companion_lr is not None:
         companion_lr = check.real("companion_lr", companion_lr, minimum=0.0, open_minimum=True)
-    return Muon(ps, lr, momentum=mu, weight_decay=wd, ns_steps=ns_steps, companion_lr=companion_lr)
+    return Muon(ps, lr, momentum=mu, weight_decay=wd, ns_steps=ns_steps, companion_lr=companion_lr,
+                shape_factor=shape_factor)

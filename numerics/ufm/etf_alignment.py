@@ -10,17 +10,16 @@ logits move with dZ/dt = J_Z(theta)(-grad l) (computed by torch.func.jvp).  Near
 with A_l A_l^T and B_l^T B_l concentrating around multiples of the identity as d grows (fluctuations
 O(d^{-1/2})).  So cos(dZ/dt, S kron 1_n^T) -> 1 with the chordal gap
 ||v/|v| - E/|E|||_F = sqrt(2 - 2 cos) = O(d^{-1/2}) (1 - cos = O(1/d)); every extra factor adds
-fluctuations, so the cosine falls with depth.  ``velocity_alignment`` measures one config (a
-store cell); ``fit_exponent`` fits gap ~ C d^beta by least squares in log-log.
+fluctuations, so the cosine falls with depth.  ``etf_direction`` is the target; ``fit_exponent``
+fits gap ~ C d^beta by least squares in log-log (the measurement itself is the Theorem 4.5 claim's
+cell, ``implicitbias.claims.theorem_4_5``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
-
-__all__ = ["etf_direction", "fit_exponent", "velocity_alignment"]
+__all__ = ["alignment", "etf_direction", "fit_exponent"]
 
 
 def etf_direction(K: int, n: int) -> np.ndarray:
@@ -28,16 +27,12 @@ def etf_direction(K: int, n: int) -> np.ndarray:
     return np.kron(np.eye(K) - 1.0 / K, np.ones((1, n)))
 
 
-def velocity_alignment(config: dict) -> dict:
-    """Cell: {"K", "L", "d", "n", "scale", "seed"} -> {"cosine", "gap"} of dZ/dt(0) with the ETF direction.
-
-    L counts weight matrices (N = L + 1 factors).
-    """
-    factors = gaussian_init(config["K"], config["L"], config["d"], config["n"], config["scale"], config["seed"])
-    v = logit_velocity(factors).numpy()
-    e = etf_direction(config["K"], config["n"])
+def alignment(velocity: np.ndarray, n: int) -> tuple[float, float]:
+    """(cos, gap) of a K x Kn logit velocity with ``etf_direction(K, n)``; gap = sqrt(2 - 2 cos)."""
+    v = np.asarray(velocity, dtype=float)
+    e = etf_direction(v.shape[0], n)
     cos = float(np.sum(v * e) / (np.linalg.norm(v) * np.linalg.norm(e)))
-    return {"cosine": cos, "gap": float(np.sqrt(max(2.0 - 2.0 * cos, 0.0)))}
+    return cos, float(np.sqrt(max(2.0 - 2.0 * cos, 0.0)))
 
 
 def fit_exponent(d, gap) -> tuple[float, float]:

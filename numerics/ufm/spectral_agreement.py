@@ -1,24 +1,23 @@
-"""The derived spectral ODE against the full-matrix gradient flow on the same trajectory.
+"""How far a full-matrix deep UFM is from the Hadamard (spectral) structure of Spec A, section 4.
 
-From one Hadamard initialisation with random per-layer singular values s (shape (L+1, K); L counts weight
-matrices, N = L + 1 factors) the spectral ODE (``spectral_flow``) is integrated to the time T at
-which the margin reaches ``margin``; the full-matrix flow (``deep_ufm.gradient_flow``, every entry
-of every factor, torch autograd) is integrated over [0, T] at the same times.  The record holds
-the largest relative error of the logit singular values, the largest relative off-diagonal mass of
-Q^T Z (Q kron 1_n/sqrt n) and of every rotated factor, and the wall time of each route.
+With Q = H_K / sqrt(K), E = Q kron 1_n / sqrt(n) and the orthogonal R_0, ..., R_{L-1} of a
+Hadamard initialisation (``deep_ufm.hadamard_bases``; L counts weight matrices, N = L + 1
+factors), the gradient flow keeps every factor of the form
+
+    R_0^T H E,   R_l^T W_l R_{l-1} (0 < l < L),   Q^T W_L R_{L-1}          (all diagonal)
+
+and the logits Q^T Z E diagonal with the logit singular values S_j on the diagonal.
+``rotated_blocks`` returns those matrices for given factors; ``off_diagonal_mass`` measures how
+far one is from diagonal.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 
 import numpy as np
 
-from implicitbias.numerics.ufm import deep_ufm
-from implicitbias.numerics.ufm.spectral_flow import integrate
-from implicitbias.theory.spectral_ode import SpectralODE
-
-__all__ = ["off_diagonal_mass", "spectral_vs_full"]
+__all__ = ["off_diagonal_mass", "rotated_blocks", "sample_basis"]
 
 
 def off_diagonal_mass(B: np.ndarray) -> float:
@@ -29,46 +28,17 @@ def off_diagonal_mass(B: np.ndarray) -> float:
     return float(np.linalg.norm(off) / np.linalg.norm(B))
 
 
-def spectral_vs_full(config: dict) -> dict:
-    """Cell {"K", "L", "d", "n", "seed", "log_scale", "margin", "points", "rtol"} -> errors and timings.
+def sample_basis(Q: np.ndarray, n: int) -> np.ndarray:
+    """E = Q kron 1_n / sqrt(n) (Kn x K): the right singular vectors of class-collapsed logits."""
+    return np.kron(Q, np.ones((n, 1)) / np.sqrt(n))
 
-    Per-layer singular values s_{l,j} = exp(N(log_scale, 0.2^2)) from ``seed``; both routes use
-    relative tolerance ``rtol`` (absolute rtol/100); timings cover the integration over [0, T].
-    """
-    K, L, d, n = config["K"], config["L"], config["d"], config["n"]
-    rng = np.random.default_rng(config["seed"])
-    s = np.exp(rng.normal(config["log_scale"], 0.2, (L + 1, K)))
-    system = SpectralODE(K, L, n, balanced=False)
-    reach = integrate(system, s[:, 1:], 1e9, margin=config["margin"])
-    T = float(reach.times[-1])
-    times = np.linspace(0.0, T, config["points"])
-    start = time.perf_counter()
-    spectral = integrate(system, s[:, 1:], T, t_eval=times, rtol=config["rtol"], atol=config["rtol"] * 1e-2)
-    spectral_seconds = time.perf_counter() - start
-    factors = deep_ufm.hadamard_init(s, d=d, n=n, seed=config["seed"])
-    start = time.perf_counter()
-    full = deep_ufm.gradient_flow(factors, T, t_eval=times, rtol=config["rtol"], atol=config["rtol"] * 1e-2)
-    full_seconds = time.perf_counter() - start
-    Q, R = deep_ufm.hadamard_bases(K, L, d, seed=config["seed"])
-    E = np.kron(Q, np.ones((n, 1)) / np.sqrt(n))
-    rel_error, off_logits = 0.0, 0.0
-    for Z, S in zip(full.logits, spectral.singular_values):
-        D = Q.T @ Z @ E
-        off_logits = max(off_logits, off_diagonal_mass(D))
-        rel_error = max(rel_error, float(np.max(np.abs(np.diag(D)[1:] - S) / S)))
-    th = [f.numpy() for f in full.factors]
-    blocks = [R[0].T @ th[0] @ E] + [R[l].T @ th[l] @ R[l - 1] for l in range(1, L)] + [Q.T @ th[L] @ R[L - 1]]
-    final = np.exp(spectral.state[-1].reshape(L + 1, K - 1))
-    layer_error = max(float(np.max(np.abs(np.diag(B)[1:K] - final[l]) / final[l])) for l, B in enumerate(blocks))
-    return {
-        "T": T,
-        "reached_margin": bool(reach.event == "margin"),
-        "final_margin": float(spectral.margin[-1]),
-        "full_success": full.success,
-        "max_rel_error": rel_error,
-        "max_layer_rel_error": layer_error,
-        "max_off_diagonal_logits": off_logits,
-        "max_off_diagonal_factors": max(off_diagonal_mass(B) for B in blocks),
-        "spectral_seconds": spectral_seconds,
-        "full_seconds": full_seconds,
-    }
+
+def rotated_blocks(factors: Sequence[np.ndarray], Q: np.ndarray, R: Sequence[np.ndarray], n: int) -> list[np.ndarray]:
+    """[R_0^T H E, R_1^T W_1 R_0, ..., Q^T W_L R_{L-1}] for factors [H, W_1, ..., W_L] (numpy)."""
+    L = len(factors) - 1
+    E = sample_basis(Q, n)
+    return (
+        [R[0].T @ factors[0] @ E]
+        + [R[l].T @ factors[l] @ R[l - 1] for l in range(1, L)]
+        + [Q.T @ factors[L] @ R[L - 1]]
+    )

@@ -24,7 +24,7 @@ from implicitbias.numerics.metrics.rank import effective_rank
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE
 
-__all__ = ["SpectralTrajectory", "integrate", "perturbed_nc", "trajectory_record"]
+__all__ = ["SpectralTrajectory", "integrate", "perturbed_nc"]
 
 METHODS = ("LSODA", "Radau", "BDF", "DOP853", "RK45")
 
@@ -117,24 +117,3 @@ def perturbed_nc(K: int, scale: float, eps: float, seed) -> np.ndarray:
     scale = params.real("scale", scale, minimum=0, open_minimum=True)
     eps = params.real("eps", eps, minimum=0)
     return scale * np.exp(eps * np.random.default_rng(seed).standard_normal(params.integer("K", K, minimum=2) - 1))
-
-
-def trajectory_record(config: dict) -> dict:
-    """Cell: balanced flow from a perturbed-NC start, sampled on a log time grid (for figures).
-
-    config: {"K", "L", "n", "scale", "eps", "seed", "margin", "t_end", "points"}; the start is
-    ``perturbed_nc(K, scale, eps, seed)``.  L counts weight matrices (N = L + 1 factors).
-    Returns lists: times, singular values (T x (K-1)), margin, effective rank, KL to NC, event.
-    """
-    system = SpectralODE(config["K"], config["L"], config["n"], balanced=True)
-    start = perturbed_nc(config["K"], config["scale"], config["eps"], config["seed"])
-    times = np.geomspace(1e-3, config["t_end"], config["points"])
-    run = integrate(system, start, config["t_end"], t_eval=times, margin=config["margin"], rtol=1e-9, atol=1e-11)
-    return {
-        "times": run.times,
-        "singular_values": run.singular_values,
-        "margin": run.margin,
-        "effective_rank": run.effective_rank,
-        "kl": run.kl,
-        "event": run.event,
-    }

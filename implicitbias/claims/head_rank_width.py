@@ -1,0 +1,46 @@
+"""Section 5 on real networks, width: the effective rank of the mean logits rises with the width
+of the head (Spec A s. 5).
+
+Source: Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5.
+
+Runs and grids: ``implicitbias.claims.head_rank``.  For every head depth L >= 2 the rise
+rank(widest) - rank(narrowest) of the seed-mean ranks; the claim holds when every rise exceeds
+``trend_step``, is refuted when some depth falls by more than that, and is inconclusive between.
+"""
+
+from __future__ import annotations
+
+from implicitbias.claims import Evidence, Threshold, Verdict
+from implicitbias.claims import head_rank as grids
+from implicitbias.claims.rules import trend_verdict
+from implicitbias.validation.head_rank import width_lines
+
+
+class HeadRankWidth(grids.HeadRankClaim):
+    id = "Sec. 5 (width)"
+    statement = "effective rank of the mean logits rises with head width"
+    source = "Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5"
+    order = 20
+    thresholds = {
+        "trend_step": Threshold(0.1, "effective-rank units, as for depth: above the seed-to-seed spread of a cell"),
+    }
+
+    def rule(self, evidence: Evidence) -> Verdict:
+        lines = width_lines(grids.he_rows(evidence))
+        rises = {L: line[-1][1] - line[0][1] for (_, L), line in lines.items()}
+        tol = self.threshold("trend_step")
+        measured = "rank(widest) - rank(narrowest) per depth: " + ", ".join(f"L = {L}: {d:+.2f}" for L, d in rises.items())
+        return trend_verdict(
+            list(rises.values()), tol, measured,
+            holds=f"the rank rises by more than {tol:g} from the narrowest to the widest head at every depth",
+            reversed=f"the rank falls with width by more than {tol:g} at some depth",
+            unclear=f"some depth changes by less than {tol:g} (or no line to judge)",
+            rises={str(L): d for L, d in rises.items()})
+
+    def figure(self, ctx, evidence: Evidence) -> str:
+        lines = {f"{init} init, L = {L}": line for (init, L), line in width_lines(evidence.data["rows"]).items()}
+        return grids.line_figure(ctx, f"head_rank_width_{evidence.data['dataset']}.png", lines, "head width",
+                                 f"rank vs width ({evidence.data['dataset']})", log_x=True)
+
+
+CLAIM = HeadRankWidth()

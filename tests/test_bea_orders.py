@@ -1,0 +1,37 @@
+"""Claim "BEA orders": global error of the iterates O(h) against f_0 and O(h^2) against the derived
+modified flow, and the claim's verdict rule on synthetic evidence."""
+
+import pytest
+
+from implicitbias.claims import Context, Evidence
+from implicitbias.claims.bea_orders import CLAIM, Config
+
+
+def _row(optimizer, s1=1.02, s2=1.98, floor=1e-6):
+    return {"optimizer": optimizer, "loss": "quadratic", "steps": [0.02, 0.01], "error_gradient_flow": [1e-2, 5e-3],
+            "error_modified_flow": [4 * floor, floor], "slope_gradient_flow": s1, "slope_modified_flow": s2}
+
+
+def _evidence(**adam):
+    return Evidence("synthetic", {"judged": ["gd", "adam"], "orders": [_row("gd"), _row("adam", **adam), _row("muon", s2=3.0)]})
+
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", _evidence()),  # muon's slope 3 is shown, not judged
+    ("disagrees", _evidence(s2=1.0)),  # the modified flow is no better than gradient flow
+    ("disagrees", _evidence(s1=1.5)),
+    ("inconclusive", _evidence(floor=1e-13)),  # errors at the integrator's floor
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_claim_end_to_end(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(judged=("gd",), shown=(), losses=("quartic",)))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees", v
+    assert "quartic" in CLAIM.render(ctx, ev, v)

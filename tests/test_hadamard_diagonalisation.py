@@ -1,0 +1,54 @@
+"""Claim "Hadamard diagonalisation (s. 4)": softmax of a dyadic logit matrix is dyadic (exact sympy
+proof for small K, float64 for large K), and its verdict rule on synthetic evidence."""
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+from implicitbias.claims import Context, Evidence
+from implicitbias.claims.hadamard_diagonalisation import CLAIM, Config, numeric_cell, proof_cell
+from implicitbias.theory.hadamard import dyadic_defect
+
+
+def test_proof_cell_is_exact_for_K_4():
+    assert proof_cell({"K": 4}) == {"softmax_is_dyadic": True, "gradient_is_diagonal": True}
+
+
+@pytest.mark.parametrize("K", [32, 128])
+def test_numeric_route_is_dyadic_to_rounding_for_large_K(K):
+    rec = numeric_cell({"K": K, "seed": 7})
+    assert rec["softmax_defect"] < 1e-13 and rec["gradient_off_diagonal"] < 1e-13
+
+
+def test_numeric_route_sees_a_non_dyadic_softmax():
+    """The measurement can fail: a generic (non-dyadic) logit matrix has an O(1) defect."""
+    M = np.random.default_rng(0).normal(0, 3, (16, 16))
+    assert dyadic_defect(softmax(M, axis=0)) > 0.1
+
+
+def _evidence(proven=(True, True), defect=1e-16):
+    proofs = [{"K": K, "softmax_is_dyadic": ok, "gradient_is_diagonal": True} for K, ok in zip((4, 8), proven)]
+    numeric = [{"K": 16, "seed": 0, "softmax_defect": defect, "gradient_off_diagonal": 2e-16},
+               {"K": 64, "seed": 0, "softmax_defect": 3e-16, "gradient_off_diagonal": 1e-16}]
+    return Evidence("synthetic", {"proofs": proofs, "numeric": numeric})
+
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", _evidence()),
+    ("disagrees", _evidence(defect=0.2)),  # a numerical counterexample
+    ("disagrees", _evidence(proven=(False, True), defect=0.2)),
+    ("inconclusive", _evidence(proven=(True, False))),  # sympy could not close the proof
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_claim_end_to_end_on_a_small_config(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(symbolic_Ks=(4,), numeric_Ks=(16,), seeds=1))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees" and v.numbers["proven_K"] == [4]
+    assert "K" in CLAIM.render(ctx, ev, v)

@@ -1,0 +1,55 @@
+"""Claim "Sec. 5 (accuracy)": lower rank goes with worse test accuracy, judged by Spearman's rho with
+an exact permutation p-value over the n cells (n stated); the rule on synthetic grids, and the
+exact p-values against a brute-force enumeration."""
+
+import itertools
+
+import numpy as np
+import pytest
+from head_rank_rows import GOOD, MISSING, grid
+from scipy.stats import spearmanr
+
+from implicitbias.claims import Context
+from implicitbias.claims.head_rank_accuracy import CLAIM
+from implicitbias.claims.rules import exact_spearman
+
+CELLS = list(GOOD)
+RISING = {c: 0.80 + 0.02 * GOOD[c] for c in CELLS}  # accuracy a monotone function of rank: rho = 1
+FALLING = {c: 1.0 - 0.02 * GOOD[c] for c in CELLS}  # rho = -1
+WEAK = dict(zip(CELLS, [0.80 + 0.01 * k for k in (2, 5, 7, 4, 6, 1, 3)]))  # rho = 0.39: what used to "agree"
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", grid(GOOD, RISING)),
+    ("disagrees", grid(GOOD, FALLING)),
+    ("inconclusive", grid(GOOD, WEAK)),
+    ("not run", MISSING),
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_weak_positive_correlation_over_seven_cells_is_not_enough():
+    v = CLAIM.judge(grid(GOOD, WEAK))
+    assert 0.3 < v.numbers["rho"] < 0.5 and v.numbers["n"] == 7 and v.numbers["p_greater"] > 0.05
+    assert "n = 7" in v.measured
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_p_value_is_the_fraction_of_pairings(seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.normal(size=6), rng.normal(size=6)
+    rho = spearmanr(x, y).statistic
+    null = [spearmanr(np.array(p), y).statistic for p in itertools.permutations(x)]
+    got = exact_spearman(x, y)
+    assert got["exact"] and got["rho"] == pytest.approx(rho)
+    assert got["p_greater"] == pytest.approx(np.mean(np.array(null) >= rho - 1e-12))
+    assert got["p_less"] == pytest.approx(np.mean(np.array(null) <= rho + 1e-12))
+
+
+def test_render_draws_the_scatter(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    assert "accuracy vs rank" in CLAIM.render(ctx, grid(GOOD, RISING), CLAIM.judge(grid(GOOD, RISING)))
+    assert CLAIM.render(ctx, MISSING, CLAIM.judge(MISSING)) == ""

@@ -1,0 +1,33 @@
+"""Claim "Sec. 4 on real nets": a small head initialisation lowers the rank of the mean logits; its
+verdict rule on synthetic grids."""
+
+import pytest
+from head_rank_rows import GOOD, MISSING, grid
+
+from implicitbias.claims import Context
+from implicitbias.claims.head_rank_small_init import CLAIM, pairs
+
+SMALL = {(2, 64): 6.0, (4, 64): 4.0}
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", grid(GOOD, small=SMALL)),
+    ("disagrees", grid(GOOD, small={(2, 64): 6.0, (4, 64): 7.5})),  # higher rank than He at L = 4
+    ("inconclusive", grid(GOOD, small={(2, 64): 6.0, (4, 64): 6.45})),
+    ("inconclusive", grid(GOOD)),  # no small-init runs: nothing to compare
+    ("not run", MISSING),
+]
+
+
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+def test_pairs_match_depth_and_width():
+    assert pairs(grid(GOOD, small=SMALL).data["rows"]) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
+
+
+def test_render(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    assert "small vs He" in CLAIM.render(ctx, grid(GOOD, small=SMALL), CLAIM.judge(grid(GOOD, small=SMALL)))
+    assert CLAIM.render(ctx, MISSING, CLAIM.judge(MISSING)) == ""
