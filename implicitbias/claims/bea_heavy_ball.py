@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy as sp
 
 from implicitbias.claims import Claim, Evidence, Verdict, decide
 from implicitbias.claims.rules import same_expression

@@ -35,7 +35,7 @@ def run(args) -> int:
             runs = [("store", c, r) for c, r in store.records(KIND, code=store.code_of(execute))]
             title = f"all {len(runs)} finished runs in {store.path}"
 
-    def figure_path(name: str) -> Path:
+    def figure_path(name: str):
         (out / "figures").mkdir(parents=True, exist_ok=True)
         return out / "figures" / name
 
