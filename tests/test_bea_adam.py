@@ -1,6 +1,6 @@
 """Claim "BEA Adam": the engine's one-norm coefficient for eps -> 0, measured independently on
-torch.optim.Adam's steps, against the published form as the reference notes quote it; and the
-claim's verdict rule on synthetic evidence."""
+torch.optim.Adam's steps, the paper's sign rule (anti-penalised exactly when beta_2 > beta_1), and
+the claim's verdict rule on synthetic evidence."""
 
 import pytest
 
@@ -20,17 +20,20 @@ def test_torch_adam_steps_measure_the_one_norm_coefficient(b1, b2):
     assert abs(rec["c"] - rec["c_half"]) < abs(rec["c"] - rec["c_h"])  # Richardson improved on c(h/2)
 
 
-def _evidence(derived=DERIVED, measured_shift=0.0):
+GRID = Config().sign_grid
+
+
+def _evidence(derived=DERIVED, measured=lambda b1, b2: b1 / (1 - b1) - b2 / (1 - b2), shift=0.0):
     rows = [{"beta1": b1, "beta2": b2, "h": 1e-3, "burn_in": 400, "c_h": 0.0, "c_half": 0.0,
-             "c": b1 / (1 - b1) - b2 / (1 - b2) + measured_shift} for b1, b2 in ((0.5, 0.6), (0.6, 0.9))]
-    return Evidence("synthetic", {"derived": derived, "measured": rows})
+             "c": measured(b1, b2) + shift} for b1, b2 in ((0.5, 0.6), (0.6, 0.9))]
+    return Evidence("synthetic", {"derived": derived, "measured": rows, "sign_grid": [list(b) for b in GRID]})
 
 
 SYNTHETIC_VERDICTS = [
-    ("agrees", Evidence("synthetic", {"derived": QUOTED, "measured": [
-        {"beta1": 0.5, "beta2": 0.6, "h": 1e-3, "burn_in": 400, "c_h": 0.0, "c_half": 0.0, "c": 0.0}]})),
-    ("disagrees", _evidence()),  # derived and measured agree with each other, not with the quoted form
-    ("inconclusive", _evidence(measured_shift=0.5)),  # the iterates do not follow the derived flow
+    ("agrees", _evidence()),
+    # a coefficient that both routes share but whose sign change is off the diagonal (the notes' recollection)
+    ("disagrees", _evidence(QUOTED, measured=lambda b1, b2: 0.5 + b1 / (1 - b1) - b2 / (1 - b2))),
+    ("inconclusive", _evidence(shift=0.5)),  # the iterates do not follow the derived flow
 ]
 
 
@@ -39,16 +42,20 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
-def test_disagreement_names_the_difference_and_the_sign():
+def test_disagreement_names_where_the_sign_rule_fails():
+    v = CLAIM.judge(_evidence(QUOTED, measured=lambda b1, b2: 0.5 + b1 / (1 - b1) - b2 / (1 - b2)))
+    assert ["1/2", "3/5"] in v.numbers["sign_rule_fails_at"] and ["0", "0"] in v.numbers["sign_rule_fails_at"]
+    assert ["9/10", "999/1000"] not in v.numbers["sign_rule_fails_at"]  # both forms are negative at the defaults
+
+
+def test_agreement_reports_the_default_coefficient():
     v = CLAIM.judge(_evidence())
-    assert v.numbers["difference"] == "1/2"
-    assert "anti-penalised" in v.reason
-    assert v.numbers["c_default"] == pytest.approx(9 - 999) and v.numbers["published_default"] == pytest.approx(-989.5)
+    assert v.numbers["c_default"] == pytest.approx(9 - 999) and v.numbers["sign_rule_fails_at"] == []
 
 
 def test_claim_end_to_end(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(betas=((0.5, 0.6),)))
     v = CLAIM.judge(ev)
-    assert v.verdict == "disagrees" and v.numbers["route_gap"] < 1e-4, v
-    assert "published c" in CLAIM.render(ctx, ev, v)
+    assert v.verdict == "agrees" and v.numbers["route_gap"] < 1e-4, v
+    assert "notes' recalled c" in CLAIM.render(ctx, ev, v)
