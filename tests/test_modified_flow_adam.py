@@ -95,6 +95,7 @@ def test_builtin_names_and_minibatches():
     assert sgd_rr().period == 2 and builtin("sgd_rr").period == 2
     assert builtin("sgd").period == 1 and not builtin("gd").reshuffle
     assert builtin("gd", minibatches=3).period == 3 and builtin("sgd", minibatches=2).reshuffle
-    assert builtin("heavy_ball", minibatches=2).name == "heavy_ball"
+    with pytest.raises(ParameterError, match="^minibatches"):  # never silently ignored (issue 9)
+        builtin("heavy_ball", minibatches=2)
     with pytest.raises(ParameterError, match="^minibatches"):
         sgd_rr(5)
