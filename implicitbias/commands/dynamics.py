@@ -58,8 +58,9 @@ def run(args) -> int:
     depths = parse_list("L", args.L, int)
     out = output_folder("out", args.out)
     params.real("margin", args.margin, minimum=0, open_minimum=True, maximum=MAX_MARGIN)
-    params.real("t-end", args.t_end, minimum=T_START if args.what == "trajectory" else 0, open_minimum=True,
-                maximum=MAX_T_END)
+    # both integrations start at t = 0 and the trajectory grid at T_START; shorter spans are refused
+    # (LSODA stalls on spans near the underflow limit, e.g. 1e-320)
+    params.real("t-end", args.t_end, minimum=T_START, open_minimum=True, maximum=MAX_T_END)
     scales = [args.scale] if args.what == "trajectory" else parse_list("scales", args.scales)
     eps = [args.eps] if args.what == "trajectory" else parse_list("eps", args.eps)
     for s in scales:
