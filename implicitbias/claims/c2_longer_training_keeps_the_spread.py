@@ -1,0 +1,101 @@
+"""C2: training longer does not help: many more epochs of the same low-lr SGD leave the spread
+essentially unchanged (the memory is not under-training).
+
+Source: Spec B s. 2, C2; Das et al., arXiv 2605.29152 (5,000 epochs of low-lr SGD).
+
+The baseline (low-lr SGD, constant learning rate) at horizon E and the same setting at the longest
+horizon kE available (the toy tier: k = 25; its first E epochs are evaluated every epoch, so its
+validation selection sees every checkpoint the E run sees).  The runs are paired by seed, and the
+change Delta = spread(kE) - spread(E) of the spread of seed-mean test accuracy gets a paired
+bootstrap CI over seeds, both for the validation-selected predictor and at the end of training
+(when validation loss is lowest early, longer training cannot move the selected predictor; the
+end-of-training spread says whether the interpolating networks forget).  Two-sided, with a
+tolerance of ``unchanged`` times the spread at E (at least ``floor`` points):
+
+- agrees: both CIs of Delta lie inside their [-tol, tol] (unchanged);
+- disagrees: a CI lies entirely above tol or below -tol (that spread grew or shrank);
+- inconclusive: a CI crosses a tolerance bound; fewer than ``min_seeds`` paired seeds; or the
+  horizons differ by less than ``min_ratio``.
+"""
+
+from __future__ import annotations
+
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
+from implicitbias.claims import forgetting as fg
+from implicitbias.claims.forgetting_figures import horizon_figure
+from implicitbias.numerics.metrics.resampling import bootstrap
+from implicitbias.validation.analysis import seed_tables, spread_of_means, summarise
+
+
+def paired_change(short: dict, long: dict, key: str = "selected_test_acc") -> dict:
+    """Bootstrap CI over the seeds both horizons share of spread(long) - spread(short) (points)."""
+    a, b = seed_tables(short, key), seed_tables(long, key)
+    pairs = [(a[k], b[k]) for k in sorted(set(a) & set(b))]
+    return bootstrap([pairs], lambda ps: spread_of_means([q for _, q in ps]) - spread_of_means([p for p, _ in ps]))
+
+
+class C2(fg.GroupClaim):
+    id = "C2"
+    statement = "training longer does not help: the low-lr SGD spread stays essentially unchanged"
+    source = "Spec B s. 2 C2; Das et al. arXiv 2605.29152 (5,000 epochs)"
+    section = "clocks"
+    order = 2
+    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
+    thresholds = {
+        "unchanged": Threshold(0.25, "a change by less than a quarter of the spread at E is 'essentially unchanged'"),
+        "floor": Threshold(2.0, "points: the tolerance never goes below the ~2-point noise of a seed-mean spread"),
+        "min_ratio": Threshold(4.0, "a horizon ratio below 4x is too close to E to test 'much longer' (toy: 25x)"),
+        "min_seeds": fg.MIN_SEEDS,
+    }
+    configs = {"default": fg.Plan(((fg.TOY, ("sgd_low", "sgd_low_25x")),)),
+               "full": fg.Plan(((fg.TOY, ("sgd_low", "sgd_low_25x")), (fg.FASHION_MNIST, ("sgd_low", "sgd_low_4x"))))}
+
+    def evidence(self, groups, label: str = "") -> Evidence:
+        r = fg.roles(groups)
+        if r.baseline is None or not r.longer:
+            return Evidence("needs low-lr SGD at two horizons", {"short": None}, label)
+        long = r.longer[-1]
+        short_s, long_s = summarise(r.baseline), summarise(long)
+        E, kE = r.baseline.setting["epochs"], long.setting["epochs"]
+        data = {"short": short_s, "long": long_s, "ratio": kE / E,
+                "delta": paired_change(short_s, long_s), "delta_final": paired_change(short_s, long_s, "final_test_acc")}
+        return Evidence(f"{r.baseline.label} vs {kE} epochs ({kE / E:g}x), constant lr, paired seeds", data, label)
+
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        d = evidence.data
+        if d["short"] is None:
+            return not_run("no low-lr SGD group at a longer horizon among the runs")
+        checks = {}
+        for name, key, delta in (("selected", "spread_selected", d["delta"]), ("end-of-training", "spread_final", d["delta_final"])):
+            tol = max(self.threshold("unchanged") * d["short"][key]["estimate"], self.threshold("floor"))
+            checks[name] = (delta, tol, d["short"][key], d["long"][key])
+        measured = "; ".join(
+            f"{name}: {fg.fmt_ci(short, ' pts', False)} at E -> {fg.fmt_ci(long, ' pts', False)} at {d['ratio']:g}E, "
+            f"change {fg.fmt_ci(delta, ' pts')} (tolerance +-{tol:.2f})" for name, (delta, tol, short, long) in checks.items())
+        measured += f"; E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}"
+        numbers = {"delta": d["delta"], "delta_final": d["delta_final"], "ratio": d["ratio"],
+                   "tolerance": {k: v[1] for k, v in checks.items()}}
+        if d["ratio"] < self.threshold("min_ratio"):
+            return inconclusive(f"horizons differ by only {d['ratio']:g}x (need {self.threshold('min_ratio'):g}x)",
+                                measured, **numbers)
+        if min(v[0]["n"] for v in checks.values()) < self.threshold("min_seeds"):
+            return inconclusive(f"fewer than {self.threshold('min_seeds'):g} paired seeds", measured, **numbers)
+        moved = [f"the {k} spread {'grew' if delta['lo'] > tol else 'shrank'} by more than {tol:.2f} pts (whole CI)"
+                 for k, (delta, tol, _, _) in checks.items() if delta["lo"] > tol or delta["hi"] < -tol]
+        if moved:
+            return disagrees("; ".join(moved), measured, **numbers)
+        if all(-tol <= delta["lo"] and delta["hi"] <= tol for delta, tol, _, _ in checks.values()):
+            return agrees("the changes of the selected and the final spread lie within their tolerances (whole CIs)",
+                          measured, **numbers)
+        return inconclusive("a change's CI crosses its tolerance", measured, **numbers)
+
+    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        d = evidence.data
+        if d["short"] is None:
+            return ""
+        path = horizon_figure(ctx, d["short"], d["long"], f"c2_{evidence.label or 'runs'}")
+        return f"![C2 {evidence.label}]({ctx.link(path)})"
+
+
+CLAIM = C2()
