@@ -43,3 +43,10 @@ def test_not_run_without_larger_lr_or_l2_groups():
 def test_momentum_at_the_same_lr_is_not_a_larger_lr():
     v = verdict(({"optimizer": "sgd_momentum"}, forgetting))
     assert v.verdict == "not run"
+
+
+def test_the_end_of_training_verdict_is_stated_beside_the_selected_one():
+    """L2 decay acts late: the early validation-selected predictor still remembers, the trained one forgets."""
+    v = verdict((L2, lambda s, k: (remembering(s, k), forgetting(s, k))))
+    assert v.verdict == "disagrees" and "on the end-of-training spread: agrees" in v.reason
+    assert v.numbers["end_of_training"] == "agrees"

@@ -32,8 +32,8 @@ from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config
 
 def _mini(block):
-    """The toy tier's block at sigma_w 0.25 and 2.5, seeds 0-2, 4 epochs on 200 images."""
-    return tuple(canonical_config({**c, "epochs": 4, "train_size": 200, "test_size": 300})
+    """The toy tier's block at sigma_w 0.25 and 2.5, seeds 0-2, 4 epochs on 120 images."""
+    return tuple(canonical_config({**c, "epochs": 4, "train_size": 120, "val_size": 100, "test_size": 200})
                  for c in tier(TOY).configs(block) if c["sigma_w"] in (0.25, 2.5) and c["seed"] < 3)
 
 
@@ -135,3 +135,33 @@ def test_every_claim_plan_names_blocks_its_tiers_have(report_tier):
     for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
         for t, blocks in claim.config(report_tier).resolved():
             assert set(blocks) <= set(t.blocks), (claim.id, t.name)
+
+
+def _tiny_tier():
+    """Every block of the toy tier at toy-of-the-toy size (2 sigma_w x 3 seeds, 3 epochs, 120 images)."""
+    sizes = {16: 8, 32: 16, 64: 32, 128: 64, 256: 100}
+    blocks = {}
+    for name, configs in tier(TOY).blocks.items():
+        blocks[name] = tuple(
+            canonical_config({**c, "train_size": 120, "val_size": 100, "test_size": 200, "batch_size": sizes[c["batch_size"]],
+                              "epochs": 75 if "25x" in name else 3, "eval_every": 25 if "25x" in name else 1,
+                              "eval_dense_until": 3 if "25x" in name else 0})
+            for c in configs if c["sigma_w"] in (0.5, 2.5) and c["seed"] < 3)
+    return dataclasses.replace(tier(TOY), name="toy-tiny", blocks=blocks)
+
+
+def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, monkeypatch):
+    from implicitbias.claims import forgetting
+    from implicitbias.report import build_report
+
+    tiny = _tiny_tier()
+    monkeypatch.setattr(forgetting, "tier", lambda spec: tiny if spec == TOY else tier(spec))
+    built = build_report(tmp_path / "out", store, only=["clocks", "validation"], progress=False)
+    text = built.path.read_text()
+    rows = {r.claim: r for r in built.claims}
+    assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 2, 3, 4, 5, 7)} | {"C6"}
+    assert rows["C6"].verdict == "not run" and "full" in rows["C6"].reason
+    assert all(r.verdict in ("agrees", "disagrees", "inconclusive") for k, r in rows.items() if k != "C6")
+    assert "**Tier `toy-tiny`**" in text and "spread selected [CI]" in text
+    assert (tmp_path / "out/figures/clocks_toy-tiny_spread_vs_clock.png").exists()
+    assert store.counts("validation.ensemble") == {"done": len(tiny.blocks)}  # each block trained once

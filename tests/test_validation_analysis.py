@@ -1,5 +1,6 @@
 """Groups, per-seed spreads, seed-mean spreads with bootstrap CIs, horizons and roles (Spec B analysis)."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,9 +64,12 @@ def test_interpolating_only_leaves_out_runs_below_99_5_percent():
     assert all(2.5 not in t for t in seed_tables(interp).values())
 
 
-def test_spread_of_means_handles_missing_sigma():
-    assert spread_of_means([{1: 0.5, 2: 0.3}, {1: 0.7}]) == pytest.approx(0.6 - 0.3)
-    assert spread_of_means([{1: 0.5}]) != spread_of_means([{1: 0.5}])  # NaN: one sigma_w only
+def test_spread_of_means_handles_missing_sigma_and_batches():
+    nan = float("nan")
+    assert spread_of_means(np.array([[0.5, 0.3], [0.7, nan]])) == pytest.approx(0.6 - 0.3)
+    assert np.isnan(spread_of_means(np.array([[0.5, nan]])))  # one sigma_w only
+    batch = np.array([[[0.5, 0.3], [0.7, 0.1]], [[0.2, 0.2], [0.4, 0.4]]])  # two resamples of two seeds
+    np.testing.assert_allclose(spread_of_means(batch), [0.6 - 0.2, 0.0])
 
 
 def test_roles_of_a_tier_like_set_of_groups():

@@ -30,6 +30,7 @@ horizon (``theory.clocks``), and the clock that governs the optimiser.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -40,7 +41,7 @@ from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 from implicitbias.validation.groups import group_by_setting, setting
 
-__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "mean_by_sigma", "family", "describe"]
+__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma", "family", "describe"]
 
 Run = tuple[dict, dict]  # (canonical run config, record)
 
@@ -142,6 +143,7 @@ def summarise(group: Group, *, horizon: int | None = None, interpolating_only: b
     fin = _per_seed(final, lambda s, v: spread(v))
     slope = _per_seed(norms, norm_slope)
     with_spread = [k for k in sorted(selected) if len(selected[k]) >= 2]
+    sigmas = group.sigma_w
     seeds = sorted({r["seed"] for r in runs})
     return {
         "label": group.label,
@@ -158,26 +160,36 @@ def summarise(group: Group, *, horizon: int | None = None, interpolating_only: b
         "interpolating_only": interpolating_only,
         "per_seed": [{"seed": k, "spread_selected": sel.get(k), "spread_final": fin.get(k), "norm_slope": slope.get(k)}
                      for k in seeds],
-        "spread_selected": bootstrap([[selected[k] for k in with_spread]], spread_of_means),
-        "spread_final": bootstrap([[final[k] for k in with_spread]], spread_of_means),
+        "spread_selected": bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means),
+        "spread_final": bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means),
         "norm_slope": mean_ci(list(slope.values())),
         "clocks": clocks,
         "governing": governing,
     }
 
 
-def spread_of_means(tables: Sequence[Mapping[float, float]]) -> float:
-    """max - min over sigma_w of the mean over seeds (``tables``: one {sigma_w: value} per seed).
+def _matrix(tables: Sequence[Mapping[float, float]], sigmas: Sequence[float]) -> np.ndarray:
+    """One row per seed, one column per sigma_w (NaN where a seed lacks that sigma_w)."""
+    return np.array([[t.get(s, math.nan) for s in sigmas] for t in tables], dtype=float).reshape(len(tables), len(sigmas))
 
-    A sigma_w missing from some seeds is averaged over the seeds that have it; NaN when fewer
-    than two sigma_w remain.
+
+def spread_of_means(rows: np.ndarray) -> np.ndarray:
+    """max - min over sigma_w of the mean over seeds; ``rows`` (..., seeds, sigma_w), NaN = missing.
+
+    A sigma_w missing from some seeds is averaged over the seeds that have it; NaN when fewer than
+    two sigma_w remain.  Vectorised over leading axes (bootstrap batches).
     """
-    by_sigma: dict[float, list[float]] = {}
-    for table in tables:
-        for s, v in table.items():
-            by_sigma.setdefault(s, []).append(v)
-    means = [float(np.mean(v)) for v in by_sigma.values()]
-    return spread(means) if len(means) >= 2 else math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
+        means = np.nanmean(np.asarray(rows, dtype=float), axis=-2)
+        spread_ = np.nanmax(means, axis=-1) - np.nanmin(means, axis=-1)
+    return np.where((~np.isnan(means)).sum(-1) >= 2, spread_, np.nan)
+
+
+def seed_matrix(summary: Mapping, key: str = "selected_test_acc", seeds: Sequence[int] | None = None) -> np.ndarray:
+    """(seeds, sigma_w) matrix of a per-run quantity of the kept runs of a group summary (NaN: missing)."""
+    tables = seed_tables(summary, key)
+    return _matrix([tables.get(k, {}) for k in (sorted(tables) if seeds is None else seeds)], summary["sigma_w"])
 
 
 def seed_tables(summary: Mapping, key: str = "selected_test_acc") -> dict[int, dict[float, float]]:

@@ -6,8 +6,10 @@ sigma_w, every run >= 99.5% training accuracy).
 
 Judged from interpolating runs only (runs that never reach 99.5% training accuracy, and diverged
 runs, are counted and left out): the spread of the seed-mean validation-selected test accuracy
-across sigma_w with its bootstrap CI over seeds, and the log-norm slope d log||W_final|| /
-d log sigma_w with its CI.
+across sigma_w (the spec's measure) with its bootstrap CI over seeds, and the log-norm slope
+d log||W_final|| / d log sigma_w with its CI.  The same rule on the end-of-training spread is
+stated beside the verdict (when validation loss is lowest early, the selected predictor may
+predate interpolation).
 
 - agrees: spread CI above ``remembers`` and slope CI above ``coupled``;
 - disagrees: every run interpolates and the spread CI lies below ``remembers``, or the slope CI
@@ -54,11 +56,15 @@ class C1(fg.GroupClaim):
         s = evidence.data["baseline"]
         if s is None:
             return not_run("no plain-SGD group among the runs")
-        spread, slope = s["spread_selected"], s["norm_slope"]
+        return fg.with_end_of_training(self._rule(s, "spread_selected"), self._rule(s, "spread_final"))
+
+    def _rule(self, s: dict, key: str) -> Verdict:
+        spread, slope = s[key], s["norm_slope"]
         remembers, coupled = self.threshold("remembers"), self.threshold("coupled")
-        measured = (f"spread {fg.fmt_ci(spread, ' pts')} (at the end {fg.fmt_ci(s['spread_final'], ' pts', False)}); "
-                    f"log-norm slope {fg.fmt_ci(slope, seeds=False)}; {fg.fmt_failures(s)}")
-        numbers = {"spread": spread, "spread_final": s["spread_final"], "norm_slope": slope,
+        measured = (f"spread {fg.fmt_ci(s['spread_selected'], ' pts')} (at the end "
+                    f"{fg.fmt_ci(s['spread_final'], ' pts', False)}); log-norm slope {fg.fmt_ci(slope, seeds=False)}; "
+                    f"{fg.fmt_failures(s)}")
+        numbers = {"spread": s["spread_selected"], "spread_final": s["spread_final"], "norm_slope": slope,
                    "interpolated": s["n_interpolated"], "runs": s["n_runs"], "diverged": s["n_diverged"]}
         if spread["n"] < self.threshold("min_seeds"):
             return inconclusive(f"only {spread['n']} seeds keep two interpolating sigma_w (need "

@@ -27,15 +27,22 @@ _BLOCKS = ("sgd_low", "adam", "adamw", "muon")
 
 def judge_forgetting(claim: fg.GroupClaim, evidence: Evidence, *, slope_bound: float | None) -> Verdict:
     """The rule C3 and C4 share: each group forgets (spread CI below ``forgets``; with a
-    ``slope_bound``, also the log-norm slope CI below it) or remembers (a CI above)."""
+    ``slope_bound``, also the log-norm slope CI below it) or remembers (a CI above).  Judged on
+    the validation-selected spread, the end-of-training spread's verdict stated beside it."""
     d = evidence.data
     if d["baseline"] is None or not d["groups"]:
         return not_run(f"needs low-lr SGD and {claim.kind} groups in the same setting")
+    return fg.with_end_of_training(*(_forgetting_rule(claim, d, key, slope_bound)
+                                     for key in ("spread_selected", "spread_final")))
+
+
+def _forgetting_rule(claim: fg.GroupClaim, d: dict, key: str, slope_bound: float | None) -> Verdict:
     thr, seeds = claim.threshold("forgets"), claim.threshold("min_seeds")
     parts, forget, remember, thin = [], [], [], []
     for g in d["groups"]:
-        spread, slope = g["spread_selected"], g["norm_slope"]
-        parts.append(f"{g['label']}: spread {fg.fmt_ci(spread, ' pts')}, slope {fg.fmt_ci(slope, seeds=False)}, "
+        spread, slope = g[key], g["norm_slope"]
+        parts.append(f"{g['label']}: spread {fg.fmt_ci(g['spread_selected'], ' pts')} (end "
+                     f"{fg.fmt_ci(g['spread_final'], ' pts', False)}), slope {fg.fmt_ci(slope, seeds=False)}, "
                      f"{fg.fmt_failures(g)}")
         if spread["n"] < seeds:
             thin.append(g["label"])

@@ -4,7 +4,8 @@ Source: Spec B s. 2, C5; Das et al., arXiv 2605.29152 (b in {16, 32, 64, 128, 25
 
 Low-lr SGD groups that differ only in the batch size b (same learning rate and epochs: a larger
 b takes fewer, equally long steps, so T_SGD = (1/b) sum eta^2 falls as 1/b^2).  Per b, the spread
-of seed-mean validation-selected test accuracy; the trend is the least-squares slope of that
+of seed-mean validation-selected test accuracy (the same rule on the end-of-training spread is
+stated beside the verdict); the trend is the least-squares slope of that
 spread against log2 b (points per doubling of b), with
 
 - its exact permutation p-value: all n! pairings of the n batch sizes with the n spreads
@@ -24,7 +25,7 @@ from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees,
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting_figures import batch_figure
 from implicitbias.numerics.metrics.resampling import slope_ci, trend_test
-from implicitbias.validation.analysis import seed_tables, spread_of_means, summarise
+from implicitbias.validation.analysis import seed_matrix, spread_of_means, summarise
 
 _BLOCKS = ("sgd_low", "sgd_low_b16", "sgd_low_b32", "sgd_low_b128", "sgd_low_b256")
 
@@ -52,10 +53,10 @@ class C5(fg.GroupClaim):
         usable = [s for s in summaries if s["spread_selected"]["n"] >= self.threshold("min_seeds")]
         if len(usable) >= self.threshold("min_batches"):
             x = [math.log2(s["setting"]["batch_size"]) for s in usable]
-            tables = [list(seed_tables(s).values()) for s in usable]
-            data["test"] = trend_test(x, [s["spread_selected"]["estimate"] for s in usable], "greater")
-            data["slope"] = slope_ci(x, tables, spread_of_means)
             data["batch_sizes"] = [s["setting"]["batch_size"] for s in usable]
+            for key, acc, suffix in (("spread_selected", "selected_test_acc", ""), ("spread_final", "final_test_acc", "_final")):
+                data["test" + suffix] = trend_test(x, [s[key]["estimate"] for s in usable], "greater")
+                data["slope" + suffix] = slope_ci(x, [seed_matrix(s, acc) for s in usable], spread_of_means)
         check = f"low-lr SGD at b = {[s['setting']['batch_size'] for s in summaries]}, same lr and epochs"
         return Evidence(check, data, label)
 
@@ -64,12 +65,15 @@ class C5(fg.GroupClaim):
         d = evidence.data
         if not d["groups"]:
             return not_run("no low-lr SGD groups differing in batch size")
-        spreads = "; ".join(f"b {s['setting']['batch_size']}: {fg.fmt_ci(s['spread_selected'], ' pts')}, "
-                            f"{fg.fmt_failures(s)}" for s in d["groups"])
+        spreads = "; ".join(f"b {s['setting']['batch_size']}: {fg.fmt_ci(s['spread_selected'], ' pts')} (end "
+                            f"{fg.fmt_ci(s['spread_final'], ' pts', False)}), {fg.fmt_failures(s)}" for s in d["groups"])
         if "test" not in d:
             return inconclusive(f"fewer than {self.threshold('min_batches'):g} batch sizes with "
                                 f"{self.threshold('min_seeds'):g} seeds", spreads)
-        t, slope = d["test"], d["slope"]
+        return fg.with_end_of_training(self._rule(d["test"], d["slope"], spreads),
+                                       self._rule(d["test_final"], d["slope_final"], spreads))
+
+    def _rule(self, t: dict, slope: dict, spreads: str) -> Verdict:
         measured = (f"slope {fg.fmt_ci(slope, ' pts per doubling', False)}, exact permutation p = {t['p']:.3g} "
                     f"(n = {t['n']} batch sizes, {t['pairings']} pairings); {spreads}")
         numbers = {"slope": slope, "p": t["p"], "n": t["n"], "pairings": t["pairings"]}

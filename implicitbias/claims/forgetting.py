@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from implicitbias.claims import Claim, Evidence, Threshold
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict
 from implicitbias.validation.analysis import Group, family, group_runs
 from implicitbias.validation.batched import GROUP_KIND, execute_group
 from implicitbias.validation.groups import setting
@@ -45,7 +45,7 @@ from implicitbias.validation import run as run_mod
 
 __all__ = [
     "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles", "measure_groups", "SPREAD", "MIN_SEEDS",
-    "ALPHA", "fmt_ci", "fmt_failures", "DEEP", "overview", "judge_runs",
+    "ALPHA", "fmt_ci", "fmt_failures", "DEEP", "overview", "judge_runs", "judge_groups", "with_end_of_training",
 ]
 
 DEEP = ("resnet56", "resnet110")
@@ -207,6 +207,13 @@ def roles(groups: Sequence[Group]) -> Roles:
     return out
 
 
+def with_end_of_training(selected: Verdict, end: Verdict) -> Verdict:
+    """The verdict on the validation-selected spread (the spec's measure), its reason also saying
+    what the same rule gives on the end-of-training spread (the interpolating predictor)."""
+    return Verdict(selected.verdict, f"{selected.reason}; on the end-of-training spread: {end.verdict}",
+                   selected.measured, {**selected.numbers, "end_of_training": end.verdict})
+
+
 # -- wording -----------------------------------------------------------------------------------
 def fmt_ci(ci: Mapping, unit: str = "", seeds: bool = True) -> str:
     """``12.3 [9.1, 15.0] pts, 4 seeds``: an estimate with its 95% CI and n."""
@@ -258,19 +265,23 @@ def overview(ctx, groups: Sequence[Group], name: str) -> str:
 
 def judge_runs(ctx, runs: Sequence[tuple[dict, dict]], title: str) -> str:
     """Markdown of ``implicitbias analyse``: the groups of ``runs`` and every Spec B claim judged on them."""
+    return judge_groups(ctx, group_runs(runs), title)
+
+
+def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> str:
+    """Markdown: the overview of ``groups`` and every Spec B claim judged on them (claims table first)."""
     from implicitbias.claims import registry
     from implicitbias.figures import markdown_table
 
-    groups = group_runs(runs)
     if not groups:
         return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC`)."
     rows, details = [], []
     for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
-        evidence = claim.evidence(groups)
+        evidence = claim.evidence(groups, label)
         verdict = claim.judge(evidence)
         rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
         details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
                     claim.render(ctx, evidence, verdict), ""]
-    return "\n".join([f"# Analysis: {title}", "", overview(ctx, groups, "analysis_spread_vs_clock"), "## Claims", "",
+    return "\n".join([f"# Analysis: {title}", "", "## Claims", "",
                       markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
-                      *details])
+                      "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])
