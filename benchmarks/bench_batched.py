@@ -64,8 +64,9 @@ def _ensemble(configs, options):
 
 def _warm(configs, options):
     """Load the data and touch every kernel once in this worker (not timed)."""
-    _solo([{**configs[0], "epochs": 1}], options)
-    _ensemble([{**c, "epochs": 1} for c in configs[:2]], options)
+    warm = [{**c, "epochs": 1, "eval_every": 1} for c in configs[:2]]
+    _solo(warm[:1], options)
+    _ensemble(warm, options)
     return os.getpid()
 
 
@@ -95,6 +96,7 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--group", type=int, default=None, help="members (default: the whole block)")
+    p.add_argument("--eval-every", type=int, default=1, help="evaluate every this many epochs (the tier: 1)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--peak-tflops", type=float, default=989.0, help="accelerator bf16 dense peak (H200: 989)")
     for flag in _OVERRIDES:
@@ -102,7 +104,7 @@ def main() -> None:
                        type=str if flag in ("dataset", "arch", "precision") else float if flag == "width" else int)
     a = p.parse_args()
     over = {key: getattr(a, flag) for flag, key in _OVERRIDES.items() if getattr(a, flag) is not None}
-    configs = [canonical_config({**c, **over, "epochs": a.epochs, "eval_every": 1, "eval_dense_until": 0})
+    configs = [canonical_config({**c, **over, "epochs": a.epochs, "eval_every": a.eval_every, "eval_dense_until": 0})
                for c in tier(a.tier).configs(a.block)][: a.group]
     options = {"threads": 1, "device": a.device}
     shards = [s for s in (configs[i :: a.workers] for i in range(a.workers)) if s]
@@ -128,7 +130,8 @@ def main() -> None:
     c = configs[0]
     print(f"{a.tier}/{a.block}: {c['arch']} width {c['width']:g} on {c['dataset']} ({n_train} train), b "
           f"{c['batch_size']}, {c['optimizer']} lr {c['lr']:g}, {c['precision']}, {len(configs)} members, {a.epochs} "
-          f"epochs, device {a.device}, {len(shards)} workers x 1 thread; load average {min(load):.1f}-{max(load):.1f}")
+          f"epochs (evaluated every {a.eval_every}), device {a.device}, {len(shards)} workers x 1 thread; "
+          f"load average {min(load):.1f}-{max(load):.1f}")
     header = ["mode", "wall s", "images/s (wall)", "CPU s (all workers)", "images per CPU s"]
     print(markdown_table(header + (["TFLOP/s", "of peak"] if a.device.startswith("cuda") else []), rows))
     (w1, c1), (w2, c2) = walls.values()

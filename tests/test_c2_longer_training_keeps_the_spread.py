@@ -30,10 +30,10 @@ def test_disagrees_when_the_spread_grows():
     assert v.verdict == "disagrees" and "grew" in v.reason
 
 
-def test_disagrees_when_only_the_end_of_training_spread_moves():
-    """Validation selection picks the same early checkpoint, but the trained networks forget."""
+def test_the_end_of_training_change_is_stated_beside_the_selected_one():
+    """Validation selection picks the same early checkpoint (agrees), but the trained networks forget."""
     v = verdict(lambda s, k: (remembering(s, k), 0.6))
-    assert v.verdict == "disagrees" and "end-of-training spread shrank" in v.reason
+    assert v.verdict == "agrees" and "on the end-of-training spread: disagrees" in v.reason
 
 
 def test_inconclusive_when_the_change_is_uncertain():

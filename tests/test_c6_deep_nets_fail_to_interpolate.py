@@ -49,3 +49,13 @@ def test_inconclusive_on_mixed_seeds():
 def test_not_run_without_deep_groups():
     v = CLAIM.judge(CLAIM.evidence(group_runs(group(accuracy=lambda s, k: 0.5)), ""))
     assert v.verdict == "not run"
+
+
+def test_render_draws_training_curves_at_both_ends(tmp_path):
+    from implicitbias.claims import Context
+
+    ev = CLAIM.evidence(group_runs(deep("resnet56", lambda s, k: s < 1)), "synthetic")
+    md = CLAIM.render(Context(store=None, out=tmp_path, progress=False), ev, CLAIM.judge(ev))
+    assert "c6_synthetic.png" in md
+    rows = (tmp_path / "figures" / "c6_synthetic.csv").read_text().splitlines()
+    assert rows[0] == "group,sigma_w,seed,epoch,train_acc" and len(rows) == 1 + 6 * 7  # 6 runs x epochs 0..6

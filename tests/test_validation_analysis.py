@@ -86,3 +86,24 @@ def test_roles_of_a_tier_like_set_of_groups():
     assert r.forgetters == [label["high"], label["l2"]]
     assert r.batch_series == [label["base"], label["b128"]]
     assert r.deep == [label["deep"]]
+
+
+def test_analyse_judges_the_report_claims_on_a_sweep(tmp_path, capsys):
+    from implicitbias.cli import main
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'name = "mini"\n[base]\ndataset = "synthetic"\ndata_size = 200\narch = "mlp"\nwidth = 0.0625\nepochs = 2\n'
+        'batch_size = 32\nsigma_w = [0.5, 2.0]\nseed = [0, 1, 2]\n'
+        '[[grid]]\noptimizer = "sgd"\nlr = 0.1\n[[grid]]\noptimizer = "adam"\nlr = 0.001\n[options]\nthreads = 1\nbatched = true\n')
+    store = str(tmp_path / "s.sqlite")
+    assert main(["--store", store, "sweep", str(spec), "--no-progress"]) == 0
+    out = tmp_path / "analysis"
+    assert main(["--store", store, "analyse", str(spec), "--out", str(out)]) == 0
+    text = (out / "analysis.md").read_text()
+    assert "sweep mini: 12 of 12 runs finished" in text
+    for claim in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
+        assert f"| {claim} |" in text
+    assert "| C6 |" in text and "not run" in text
+    assert (out / "figures" / "c1_runs.png").exists() and (out / "figures" / "analysis_spread_vs_clock.csv").exists()
+    capsys.readouterr()

@@ -25,15 +25,39 @@ from implicitbias.validation.analysis import summarise
 _BLOCKS = ("sgd_low", "adam", "adamw", "muon")
 
 
-def judge_forgetting(claim: fg.GroupClaim, evidence: Evidence, *, slope_bound: float | None) -> Verdict:
-    """The rule C3 and C4 share: each group forgets (spread CI below ``forgets``; with a
-    ``slope_bound``, also the log-norm slope CI below it) or remembers (a CI above).  Judged on
-    the validation-selected spread, the end-of-training spread's verdict stated beside it."""
-    d = evidence.data
-    if d["baseline"] is None or not d["groups"]:
-        return not_run(f"needs low-lr SGD and {claim.kind} groups in the same setting")
-    return fg.with_end_of_training(*(_forgetting_rule(claim, d, key, slope_bound)
-                                     for key in ("spread_selected", "spread_final")))
+class ForgettingClaim(fg.GroupClaim):
+    """A claim that some groups (``role`` of ``forgetting.roles``) forget where low-lr SGD remembers.
+
+    The rule C3 and C4 share: each group forgets (spread CI below ``forgets``; with a
+    ``common_norm`` threshold, also the log-norm slope CI below it) or remembers (a CI above).
+    Judged on the validation-selected spread, the end-of-training spread's verdict stated beside it.
+    """
+
+    role: str
+    kind: str
+
+    def evidence(self, groups, label: str = "") -> Evidence:
+        r = fg.roles(groups)
+        members = getattr(r, self.role)
+        base = None if r.baseline is None else summarise(r.baseline)
+        data = {"baseline": base, "groups": [summarise(g) for g in members]}
+        return Evidence(f"{', '.join(g.label for g in members) or 'none'} vs {r.baseline.label if r.baseline else '-'}",
+                        data, label)
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        d = evidence.data
+        if d["baseline"] is None or not d["groups"]:
+            return not_run(f"needs low-lr SGD and {self.kind} groups in the same setting")
+        slope_bound = self.threshold("common_norm") if "common_norm" in self.thresholds else None
+        return fg.with_end_of_training(*(_forgetting_rule(self, d, key, slope_bound)
+                                         for key in ("spread_selected", "spread_final")))
+
+    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        d = evidence.data
+        if d["baseline"] is None:
+            return ""
+        path = groups_figure(ctx, [d["baseline"], *d["groups"]], f"{self.id.lower()}_{evidence.label or 'runs'}")
+        return f"![{self.id} {evidence.label}]({ctx.link(path)})"
 
 
 def _forgetting_rule(claim: fg.GroupClaim, d: dict, key: str, slope_bound: float | None) -> Verdict:
@@ -69,8 +93,9 @@ def _forgetting_rule(claim: fg.GroupClaim, d: dict, key: str, slope_bound: float
                                                                      if g["label"] not in forget), measured, **numbers)
 
 
-class C3(fg.GroupClaim):
+class C3(ForgettingClaim):
     id = "C3"
+    role = "adaptive"
     kind = "adaptive"
     statement = "adaptive methods (Adam, AdamW, Muon) forget: small spread and a common final norm"
     source = "Spec B s. 2 C3; Das et al. arXiv 2605.29152 (Muon about 4.0 points)"
@@ -85,24 +110,6 @@ class C3(fg.GroupClaim):
     }
     configs = {"default": fg.Plan(((fg.TOY, _BLOCKS),)),
                "full": fg.Plan(((fg.TOY, _BLOCKS), (fg.FASHION_MNIST, _BLOCKS)))}
-
-    def evidence(self, groups, label: str = "") -> Evidence:
-        r = fg.roles(groups)
-        base = None if r.baseline is None else summarise(r.baseline)
-        data = {"baseline": base, "groups": [summarise(g) for g in r.adaptive]}
-        names = ", ".join(g.setting["optimizer"] for g in r.adaptive) or "none"
-        return Evidence(f"{names} vs {r.baseline.label if r.baseline else '-'}", data, label)
-
-
-    def judge(self, evidence: Evidence) -> Verdict:
-        return judge_forgetting(self, evidence, slope_bound=self.threshold("common_norm"))
-
-    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        d = evidence.data
-        if d["baseline"] is None:
-            return ""
-        path = groups_figure(ctx, [d["baseline"], *d["groups"]], f"c3_{evidence.label or 'runs'}")
-        return f"![C3 {evidence.label}]({ctx.link(path)})"
 
 
 CLAIM = C3()

@@ -6,7 +6,7 @@ Source: Spec B s. 2, C4; Das et al., arXiv 2605.29152.
 Every plain-SGD group at a learning rate above the baseline's, and every SGD group with coupled
 L2 decay, in the baseline's setting otherwise, is judged on its own spread of seed-mean
 validation-selected test accuracy (bootstrap CI over seeds) against ``forgets`` (the rule of C3,
-``c3_adaptive_methods_forget.judge_forgetting``, without the norm bound: decay shrinks every norm
+``c3_adaptive_methods_forget.ForgettingClaim``, without the norm bound: decay shrinks every norm
 and a larger rate grows them, the claim is about the spread).
 
 - agrees: every such group's spread CI lies below ``forgets``;
@@ -17,17 +17,15 @@ and a larger rate grows them, the claim is about the spread).
 
 from __future__ import annotations
 
-from implicitbias.claims import Evidence, Verdict
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims.c3_adaptive_methods_forget import judge_forgetting
-from implicitbias.claims.forgetting_figures import groups_figure
-from implicitbias.validation.analysis import summarise
+from implicitbias.claims.c3_adaptive_methods_forget import ForgettingClaim
 
 _BLOCKS = ("sgd_low", "sgd_high", "sgd_l2")
 
 
-class C4(fg.GroupClaim):
+class C4(ForgettingClaim):
     id = "C4"
+    role = "forgetters"
     kind = "larger-lr or L2"
     statement = "SGD forgets with a larger learning rate or with L2 weight decay"
     source = "Spec B s. 2 C4; Das et al. arXiv 2605.29152"
@@ -37,24 +35,6 @@ class C4(fg.GroupClaim):
     thresholds = {"forgets": fg.SPREAD, "min_seeds": fg.MIN_SEEDS}
     configs = {"default": fg.Plan(((fg.TOY, _BLOCKS),)),
                "full": fg.Plan(((fg.TOY, _BLOCKS), (fg.FASHION_MNIST, _BLOCKS)))}
-
-    def evidence(self, groups, label: str = "") -> Evidence:
-        r = fg.roles(groups)
-        base = None if r.baseline is None else summarise(r.baseline)
-        data = {"baseline": base, "groups": [summarise(g) for g in r.forgetters]}
-        return Evidence(f"{', '.join(g.label for g in r.forgetters) or 'none'} vs "
-                        f"{r.baseline.label if r.baseline else '-'}", data, label)
-
-
-    def judge(self, evidence: Evidence) -> Verdict:
-        return judge_forgetting(self, evidence, slope_bound=None)
-
-    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        d = evidence.data
-        if d["baseline"] is None:
-            return ""
-        path = groups_figure(ctx, [d["baseline"], *d["groups"]], f"c4_{evidence.label or 'runs'}")
-        return f"![C4 {evidence.label}]({ctx.link(path)})"
 
 
 CLAIM = C4()

@@ -8,9 +8,9 @@ A *tier* is one experimental design, a packaged sweep spec (``validation/specs``
 the roles they play, each over the spec's sigma_w x seed grid; with ``options.batched`` a block
 trains as one ensemble (``validation.batched``: bit-for-bit the solo runs on the toy MLP).  Users
 sweep and analyse the same design (``implicitbias sweep default``, ``implicitbias analyse
-default``) and get the report's cells and verdicts.  A claim measures the blocks it needs through ``ctx.map`` (cached,
-resumable, fingerprinted) and judges what they show; the same rule judges every tier and
-``implicitbias analyse`` judges a sweep's runs with it.
+default``) and get the report's cells and verdicts.  A claim measures the blocks it needs
+through ``ctx.map`` (cached, resumable, fingerprinted) and judges what they show; the same rule
+judges every tier, and ``implicitbias analyse`` judges a sweep's runs with it.
 
 Roles are inferred from the groups themselves (:func:`roles`), so tiers and user sweeps are read
 the same way:
@@ -44,8 +44,9 @@ from implicitbias.validation.groups import setting
 from implicitbias.validation import run as run_mod
 
 __all__ = [
-    "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles", "measure_groups", "SPREAD", "MIN_SEEDS",
-    "ALPHA", "fmt_ci", "fmt_failures", "DEEP", "overview", "judge_runs", "judge_groups", "with_end_of_training",
+    "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
+    "measure_groups", "SPREAD", "MIN_SEEDS", "ALPHA", "DEEP", "with_end_of_training", "fmt_ci", "fmt_failures",
+    "overview", "judge_runs", "judge_groups",
 ]
 
 DEEP = ("resnet56", "resnet110")

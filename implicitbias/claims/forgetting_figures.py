@@ -22,6 +22,14 @@ def _columns(*names: str) -> dict[str, list]:
     return {n: [] for n in names}
 
 
+def _sigma_axis(ax, sigmas: Sequence[float]) -> None:
+    """Log-scaled sigma_w axis with a tick at each sigma_w of the grid."""
+    ax.set_xscale("log")
+    ax.set_xticks(list(sigmas), [f"{s:g}" for s in sigmas])
+    ax.minorticks_off()
+    ax.set_xlabel("sigma_w")
+
+
 def accuracy_figure(ctx, summary: Mapping, name: str) -> Path:
     """Left: selected and final test accuracy against sigma_w, each seed and the seed mean.
     Right: training accuracy against epoch, one line per run, with the 99.5% line."""
@@ -43,8 +51,7 @@ def accuracy_figure(ctx, summary: Mapping, name: str) -> Path:
         means = mean_by_sigma(summary, key)
         ax1.plot(list(means), list(means.values()), style, color="tab:blue" if key.startswith("sel") else "tab:orange",
                  label=f"{text}, seed mean")
-    ax1.set_xscale("log")
-    ax1.set_xlabel("sigma_w")
+    _sigma_axis(ax1, summary["sigma_w"])
     ax1.set_ylabel("test accuracy (%)")
     ax1.legend(fontsize=7)
     ax1.set_title(summary["label"], fontsize=9)
@@ -67,8 +74,7 @@ def horizon_figure(ctx, short: Mapping, long: Mapping, name: str) -> Path:
             for s, v in means.items():
                 for k, x in (("horizon", summary["horizon"]), ("kind", key), ("sigma_w", s), ("test_acc", v)):
                     cols[k].append(x)
-    ax.set_xscale("log")
-    ax.set_xlabel("sigma_w")
+    _sigma_axis(ax, short["sigma_w"])
     ax.set_ylabel("test accuracy, seed mean (%)")
     ax.legend(fontsize=7)
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
@@ -100,9 +106,8 @@ def groups_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
     ax2.plot(list(initial), list(initial.values()), "k:", label="initial norm")
     ax1.set_xticks(range(len(summaries)), [s["label"] for s in summaries], rotation=30, ha="right", fontsize=7)
     ax1.set_ylabel("spread across sigma_w (points)\no: selected, s: end; 95% CI over seeds")
-    ax2.set_xscale("log")
+    _sigma_axis(ax2, summaries[0]["sigma_w"])
     ax2.set_yscale("log")
-    ax2.set_xlabel("sigma_w")
     ax2.set_ylabel("final total kernel norm")
     ax2.legend(fontsize=6)
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
