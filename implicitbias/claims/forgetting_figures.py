@@ -95,8 +95,8 @@ def groups_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
         _errorbar(ax1, i, s["spread_selected"], colour)
         _errorbar(ax1, i + 0.2, s["spread_final"], colour, "s")
         norms = mean_by_sigma(s, "final_norm")
-        ax2.plot(list(norms), list(norms.values()), "o-", color=colour, alpha=0.8,
-                 label=f"{s['label']} (slope {s['norm_slope']['estimate']:.2f})")
+        ax2.plot(list(norms), list(norms.values()), marker="os^vD"[i % 5], ls=("-", "--", "-.", ":")[i % 4],
+                 color=colour, alpha=0.8, label=f"{s['label']} (slope {s['norm_slope']['estimate']:.2f})")
         for k, v in (("group", s["label"]), ("spread_selected", s["spread_selected"]["estimate"]),
                      ("lo", s["spread_selected"]["lo"]), ("hi", s["spread_selected"]["hi"]),
                      ("spread_final", s["spread_final"]["estimate"]), ("norm_slope", s["norm_slope"]["estimate"]),
@@ -175,6 +175,7 @@ def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
                          ("spread_final", p["spread"]["estimate"]), ("lo", p["spread"]["lo"]), ("hi", p["spread"]["hi"])):
                 cols[k].append(v)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
         governing = next(p["governing"] for p in points if p["family"] == f)
         ax.set_xlabel(f"{governing} at the end of training")
         ax.set_title(f, fontsize=9)
