@@ -1,90 +1,141 @@
-"""Throughput of a sigma_w group: one vmap-ed model (validation.batched) vs the runs one by one.
+"""Throughput of ensembles (validation.batched) against the same runs one by one, side by side.
 
-Same configs, same device, same process, measured side by side: images/s = G x epochs x n_train
-/ wall time of the whole training (evaluation each epoch included, as in a sweep).  The achieved
-TFLOP/s of one training step (forward + backward, counted by torch.utils.flop_counter) is
-printed too, and on a GPU compared with its bf16 dense peak (--peak-tflops, H200: 989).
+Default: the toy tier's low-lr SGD block (``validation/specs/default.toml``: BatchNorm MLP on
+MNIST-1D, every sigma_w x seed, 20 members) for ``--epochs`` epochs, split over ``--workers``
+processes (one torch thread each: the 2 cores of the target machine): one-by-one = each worker
+trains its share of the runs solo (``validation.run.execute``); ensemble = each worker trains
+its share as one ensemble (``validation.batched.execute_group``; folded engine, bit-for-bit the
+solo runs).  images/s = members x epochs x n_train / wall time (per-epoch evaluation included,
+as in the tier).  The CPU seconds summed over workers are printed too: on a shared machine they
+are the load-independent number.  Flags override the block's configs (another tier, data set,
+network, batch, precision, device); on a GPU the achieved TFLOP/s of a training step (counted by
+torch.utils.flop_counter) is compared with ``--peak-tflops``.
 
-    python benchmarks/bench_batched.py                       # tiny CPU model (target >= 3x)
-    python benchmarks/bench_batched.py --device cuda --width 1 --dataset fashion_mnist \
-        --batch 128 --precision bf16 --train-size 10000       # ResNet-9 on a GPU (target >= 5x)
+    python benchmarks/bench_batched.py                                 # toy MLP (target >= 10x)
+    python benchmarks/bench_batched.py --tier fashion_mnist_cpu --epochs 1 --group 4
+    python benchmarks/bench_batched.py --tier fashion_mnist_cpu --device cuda --workers 1 --width 1 \\
+        --train-size 10000 --batch 128 --precision bf16 --group 6      # ResNet-9 on an H200
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
-import torch
-from torch.utils.flop_counter import FlopCounterMode
-
+from implicitbias.claims.forgetting import FASHION_MNIST, TOY, tier
 from implicitbias.figures import markdown_table
-from implicitbias.validation.batched import execute_group
-from implicitbias.validation.run import build, canonical_config, dataset_for, execute, resolve_device
+
+_OVERRIDES = {"dataset": "dataset", "train_size": "train_size", "arch": "arch", "width": "width",
+              "batch": "batch_size", "precision": "precision"}
 
 
-def step_flops(config, device) -> float:
-    """FLOPs of one forward + backward of one model at the config's batch size."""
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def _solo(configs, options):
+    from implicitbias.validation.run import dataset_for, execute
+
+    dataset_for(configs[0])
+    _sync(options["device"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    for c in configs:
+        execute(c, options=options)
+    _sync(options["device"])
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _ensemble(configs, options):
+    from implicitbias.validation.batched import execute_group
+    from implicitbias.validation.run import dataset_for
+
+    dataset_for(configs[0])
+    _sync(options["device"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    execute_group({"runs": configs}, options=options)
+    _sync(options["device"])
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _warm(configs, options):
+    """Load the data and touch every kernel once in this worker (not timed)."""
+    warm = [{**c, "epochs": 1, "eval_every": 1} for c in configs[:2]]
+    _solo(warm[:1], options)
+    _ensemble(warm, options)
+    return os.getpid()
+
+
+def _step_tflop(config, device: str) -> float:
+    """TFLOP of one forward + backward of one member at the config's batch size."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from implicitbias.validation.run import build, dataset_for, resolve_device
+
     data = dataset_for(config)
-    model = build(config, data, device, torch.float32)
-    x = data.x_train[: config["batch_size"]].to(device)
-    y = data.y_train[: config["batch_size"]].to(device)
+    dev = resolve_device(device)
+    model = build(config, data, dev, torch.float32)
+    x, y = data.x_train[: config["batch_size"]].to(dev), data.y_train[: config["batch_size"]].to(dev)
     with FlopCounterMode(display=False) as counter:
         torch.nn.functional.cross_entropy(model(x), y).backward()
-    return float(counter.get_total_flops())
+    return counter.get_total_flops() / 1e12
 
 
 def main() -> None:
+    from implicitbias.theory.clocks import steps_per_epoch
+    from implicitbias.validation.run import canonical_config, dataset_for
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tier", default=TOY, choices=(TOY, FASHION_MNIST), help="packaged spec of the tier")
+    p.add_argument("--block", default="sgd_low")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--group", type=int, default=None, help="members (default: the whole block)")
+    p.add_argument("--eval-every", type=int, default=1, help="evaluate every this many epochs (the tier: 1)")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--dataset", default="synthetic")
-    p.add_argument("--data-size", type=int, default=2000)
-    p.add_argument("--train-size", type=int, default=None)
-    p.add_argument("--arch", default="resnet9")
-    p.add_argument("--width", type=float, default=0.0625)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--group", type=int, default=6, help="number of sigma_w values (G)")
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--optimizer", default="sgd")
-    p.add_argument("--precision", default="float32")
-    p.add_argument("--threads", type=int, default=None)
     p.add_argument("--peak-tflops", type=float, default=989.0, help="accelerator bf16 dense peak (H200: 989)")
+    for flag in _OVERRIDES:
+        p.add_argument(f"--{flag.replace('_', '-')}", default=None,
+                       type=str if flag in ("dataset", "arch", "precision") else float if flag == "width" else int)
     a = p.parse_args()
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    device = resolve_device(a.device)
-    sigmas = [round(0.1 + i * 2.4 / max(a.group - 1, 1), 3) for i in range(a.group)]
-    base = {"dataset": a.dataset, "data_size": a.data_size if a.dataset in ("synthetic", "mnist1d") else None,
-            "train_size": a.train_size, "arch": a.arch, "width": a.width, "batch_size": a.batch,
-            "epochs": a.epochs, "optimizer": a.optimizer, "lr": 0.01, "precision": a.precision}
-    configs = [canonical_config({**base, "sigma_w": s}) for s in sigmas]
+    over = {key: getattr(a, flag) for flag, key in _OVERRIDES.items() if getattr(a, flag) is not None}
+    configs = [canonical_config({**c, **over, "epochs": a.epochs, "eval_every": a.eval_every, "eval_dense_until": 0})
+               for c in tier(a.tier).configs(a.block)][: a.group]
+    options = {"threads": 1, "device": a.device}
+    shards = [s for s in (configs[i :: a.workers] for i in range(a.workers)) if s]
     n_train = len(dataset_for(configs[0]).y_train)
-    options = {"device": str(device)}
-    execute({**configs[0], "epochs": 1}, options=options)  # warm-up: data on device, kernels chosen
-
-    def timed(fn):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        return time.perf_counter() - t0
-
-    t_seq = timed(lambda: [execute(c, options=options) for c in configs])
-    t_bat = timed(lambda: execute_group({"runs": configs}, options=options))
-    images = a.group * a.epochs * n_train
-    flops = step_flops(configs[0], device)
-    steps = a.group * a.epochs * -(-n_train // a.batch)
-    rows = []
-    for name, t in (("one by one", t_seq), ("batched (vmap)", t_bat)):
-        tflops = flops * steps / t / 1e12
-        rows.append([name, f"{t:.2f}", f"{images / t:,.0f}", f"{tflops:.3f}",
-                     f"{100 * tflops / a.peak_tflops:.2f}%" if device.type == "cuda" else "-"])
-    print(f"{a.arch} width {a.width:g}, {a.dataset} ({n_train} train), b = {a.batch}, G = {a.group} sigma_w, "
-          f"{a.epochs} epochs, {a.optimizer}, {a.precision}, device {device}, torch threads {torch.get_num_threads()}")
-    print(markdown_table(["mode", "seconds", "images/s", "TFLOP/s (train step)", "of peak"], rows))
-    print(f"speed-up batched / one by one: {t_seq / t_bat:.2f}x")
+    images = len(configs) * a.epochs * n_train
+    load = [os.getloadavg()[0]]
+    rows, walls = [], {}
+    with ProcessPoolExecutor(len(shards)) as pool:
+        list(pool.map(_warm, shards, [options] * len(shards)))
+        for name, fn in (("one by one", _solo), ("ensemble", _ensemble)):
+            t0 = time.perf_counter()
+            parts = list(pool.map(fn, shards, [options] * len(shards)))
+            wall = time.perf_counter() - t0
+            cpu = sum(c for _, c in parts)
+            walls[name] = (wall, cpu)
+            rows.append([name, f"{wall:.1f}", f"{images / wall:,.0f}", f"{cpu:.1f}", f"{images / cpu:,.0f}"])
+            load.append(os.getloadavg()[0])
+    if a.device.startswith("cuda"):
+        steps = len(configs) * a.epochs * steps_per_epoch(n_train, configs[0]["batch_size"])
+        tflop = _step_tflop(configs[0], a.device) * steps
+        for row, (wall, _) in zip(rows, walls.values()):
+            row += [f"{tflop / wall:.2f}", f"{100 * tflop / wall / a.peak_tflops:.2f}%"]
+    c = configs[0]
+    print(f"{a.tier}/{a.block}: {c['arch']} width {c['width']:g} on {c['dataset']} ({n_train} train), b "
+          f"{c['batch_size']}, {c['optimizer']} lr {c['lr']:g}, {c['precision']}, {len(configs)} members, {a.epochs} "
+          f"epochs (evaluated every {a.eval_every}), device {a.device}, {len(shards)} workers x 1 thread; "
+          f"load average {min(load):.1f}-{max(load):.1f}")
+    header = ["mode", "wall s", "images/s (wall)", "CPU s (all workers)", "images per CPU s"]
+    print(markdown_table(header + (["TFLOP/s", "of peak"] if a.device.startswith("cuda") else []), rows))
+    (w1, c1), (w2, c2) = walls.values()
+    print(f"speed-up ensemble / one by one: {w1 / w2:.2f}x wall, {c1 / c2:.2f}x CPU time")
 
 
 if __name__ == "__main__":

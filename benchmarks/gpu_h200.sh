@@ -5,7 +5,7 @@
 #
 #   OUT=out bash benchmarks/gpu_h200.sh                     # on the GPU machine
 #   SPEC=tiny DEVICE=cpu SWEEP_SECONDS=120 OUT=/tmp/g \
-#     BENCH_ARGS="--dataset digits --width 0.0625 --batch 32 --epochs 1" bash benchmarks/gpu_h200.sh   # CPU smoke test
+#     BENCH_ARGS="--tier fashion_mnist_cpu --dataset digits --width 0.0625 --batch 32 --epochs 1" bash benchmarks/gpu_h200.sh   # CPU smoke test
 #
 # Fashion-MNIST: the four IDX .gz files are looked for where Debian's dataset-fashion-mnist puts
 # them; if absent they are copied there from $FASHION_MNIST_DIR (default data/fashion-mnist, 30 MB,
@@ -17,7 +17,7 @@ OUT=${OUT:-out}
 SPEC=${SPEC:-gpu_h200}
 DEVICE=${DEVICE:-cuda}
 SWEEP_SECONDS=${SWEEP_SECONDS:-540}
-BENCH_ARGS=${BENCH_ARGS:---dataset fashion_mnist --train-size 10000 --width 1 --batch 128 --precision bf16 --epochs 1}
+BENCH_ARGS=${BENCH_ARGS:---tier fashion_mnist_cpu --train-size 10000 --width 1 --batch 128 --precision bf16 --epochs 1}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 
@@ -32,7 +32,7 @@ fi
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" | tee -a "$OUT/machine.txt"
 
 # 1. throughput of one sigma_w group, batched vs one by one (same device, same process)
-"$PY" benchmarks/bench_batched.py --device "$DEVICE" --group 6 $BENCH_ARGS | tee "$OUT/bench_batched.txt"
+"$PY" benchmarks/bench_batched.py --device "$DEVICE" --workers 1 --group 6 $BENCH_ARGS | tee "$OUT/bench_batched.txt"
 
 # 2. the sweep (resumable; cut at SWEEP_SECONDS), 3. its analysis
 set +e

@@ -158,6 +158,20 @@ def test_batches_cover_the_epoch_once():
     assert sorted(torch.cat(seen).tolist()) == list(range(50))
 
 
+@settings(max_examples=10, deadline=None)
+@given(seeds=st.lists(st.integers(0, 1000), min_size=1, max_size=4), pad=st.integers(0, 2), flip=st.booleans())
+def test_ensemble_batches_are_each_members_solo_batches(seeds, pad, flip):
+    """With one generator per member, member g's stacked batches equal its solo epoch exactly."""
+    x = torch.randn(37, 1, 4, 4)
+    y = torch.arange(37)
+    stacked = list(batches(x, y, 8, [torch.Generator().manual_seed(s) for s in seeds], crop_padding=pad, flip=flip))
+    for g, seed in enumerate(seeds):
+        solo = list(batches(x, y, 8, torch.Generator().manual_seed(seed), crop_padding=pad, flip=flip))
+        assert len(solo) == len(stacked)
+        for (xs, ys), (xb, yb) in zip(solo, stacked):
+            assert torch.equal(xb[g], xs) and torch.equal(yb[g], ys)
+
+
 def test_offline_datasets_and_bad_names():
     for name in ("digits", "synthetic", "mnist1d"):
         data = load_dataset(name, size=600 if name != "digits" else None)

@@ -1,4 +1,5 @@
-"""ResNet-9 (DAWNBench) and CIFAR ResNet-20/56/110 (He et al. 2016): layouts, shapes, the deep head."""
+"""ResNet-9 (DAWNBench), CIFAR ResNet-20/56/110 (He et al. 2016) and the toy BatchNorm MLP: layouts,
+shapes, the deep head."""
 
 import pytest
 import torch
@@ -64,6 +65,26 @@ def test_relu_head_features_are_rectified():
     head = Head(8, 3, depth=3, width=5, activation="relu")
     feats = head.features(torch.randn(10, 8))
     assert all((f >= 0).all() for f in feats[1:-1]) and feats[-1].shape == (10, 3)
+
+
+def test_toy_mlp_layout_and_scale_invariance():
+    """Flatten, 2 x [Linear(bias-free) 256*width -> BN -> ReLU], bias-free head; the loss is invariant
+    to the scale of both hidden kernels (each is followed by BatchNorm)."""
+    model = build_model("mlp", (1, 5, 8), 10, width=0.25).double()
+    assert [type(m).__name__ for m in model.body] == ["Flatten", "Linear", "BatchNorm1d", "ReLU", "Linear",
+                                                     "BatchNorm1d", "ReLU"]
+    assert model.body[1].weight.shape == (64, 40) and model.body[4].weight.shape == (64, 64)
+    assert _count(model) == 40 * 64 + 64 * 64 + 64 * 10 + 4 * 64
+    model.body[2].eps = model.body[5].eps = 1e-300  # BatchNorm's eps is the only scale it does not divide out
+    x = torch.randn(32, 1, 5, 8, dtype=torch.float64)
+    before = model(x)
+    with torch.no_grad():
+        model.body[1].weight.mul_(7.0)
+        model.body[4].weight.mul_(3.0)
+    torch.testing.assert_close(model(x), before, rtol=1e-9, atol=1e-12)
+    with torch.no_grad():
+        model.head.layers[0].weight.mul_(2.0)  # the head is not scale-invariant
+    assert not torch.allclose(model(x), before)
 
 
 def test_width_multiplier_scales_channels():

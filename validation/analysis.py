@@ -1,265 +1,211 @@
-"""Spreads across sigma_w, spread against the forgetting clocks, and the C1-C7 claims table (Spec B).
+"""Spreads across sigma_w with their seeds, CIs and failures: the measurements Spec B's claims judge.
 
-A *group* is the runs of one setting that differ only in sigma_w (same seed).  Per group
-(``implicitbias.numerics.metrics.forgetting_metrics``):
+A *group* is the runs of one setting (``validation.groups``): every sigma_w x seed of the same
+data, architecture, optimiser, learning rate, batch size, decay and horizon.  For each seed the
+runs form one sigma_w sweep; per seed (``numerics.metrics.forgetting_metrics``, ``numerics.metrics.resampling``):
 
-    spread      = max - min over sigma_w of the validation-selected test accuracy (points)
-    norm_slope  = d log ||W_final|| / d log sigma_w (1: the final norm stays coupled to the initial
-                  one, "radial memory"; 0: a common final norm)
-    clocks      = T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k at the
-                  end of training; the governing clock per optimiser (``theory.clocks``)
+    spread_selected  max - min over sigma_w of the test accuracy at the epoch of minimum
+                     validation loss (the validation-selected predictor), in points
+    spread_final     the same with the test accuracy of the last epoch
+    norm_slope       d log ||W_final|| / d log sigma_w (1: the final norm stays coupled to the
+                     initial one, "radial memory"; 0: a common final norm)
 
-Spread against each clock: least-squares fit of the spread on log10(clock) and Spearman's rank
-correlation (scipy.stats), over the groups where that clock is positive.
+Over seeds, the judged spread is the spread of the seed-mean accuracies (max over sigma_w of the
+mean over seeds minus the min), with a percentile bootstrap CI that resamples seeds
+(``resampling.bootstrap``).  A per-seed spread carries the test-set noise of every run: five
+accuracies each +-1.5 points (1,000 test images) have an expected range of about 3.5 points with
+no sigma_w effect at all, which would hide forgetting; the seed mean shrinks that floor by
+sqrt(seeds).  The per-seed spreads are kept for display; the norm slope is the mean of the
+per-seed slopes with its CI.  A run that
+diverged (``validation.run.divergence``) is counted, named with its epoch and reason, and left
+out of spreads and slopes; ``interpolating_only`` also leaves out runs that never reach 99.5%
+training accuracy (C1 judges interpolating runs only).  A seed keeps a spread only if at least
+two of its sigma_w remain.  ``horizon`` truncates every history at that epoch (the spread "had
+training stopped at epoch E"; with a constant learning rate that is exactly the run of E epochs).
 
-Claims (Spec B, section 2), each judged only from what the analysed runs contain (``not run``
-when they hold no runs that bear on it).  Families: *SGD* = sgd / sgd_momentum / nesterov
-without decay, *low-lr SGD* = SGD groups at the smallest SGD learning rate, *SGD + L2* = the
-SGD family with weight_decay > 0, *adaptive* = adam, adamw, rmsprop, sign, muon.
-
-- C1: every low-lr SGD run interpolates (train acc >= 99.5%) and the spread is >= 5 points ->
-  agrees, < 5 points -> disagrees; inconclusive if some run does not interpolate (the spread may
-  then be under-training).
-- C2: low-lr SGD spread at the full horizon vs. at half of it (validation selection restricted to
-  the first half; constant schedules only): agrees if it keeps >= 75% of its size; inconclusive
-  when some run has not interpolated by half the horizon (the claim is about interpolating runs).
-- C3: adaptive spread <= half the low-lr SGD spread and adaptive log-norm slope below low-lr
-  SGD's (the final norm is less coupled to sigma_w) -> agrees.
-- C4: SGD + L2 and higher-lr SGD spreads <= half the low-lr SGD spread -> agrees.
-  (C3, C4: inconclusive when the low-lr SGD spread itself is < 5 points: nothing to forget.)
-- C5: SGD groups differing only in batch size: Spearman(b, spread) > 0 -> agrees.
-- C6: ResNet-56/110 groups: the largest sigma_w fails to interpolate while the smallest does.
-- C7: Spearman(spread, governing clock) over all groups: <= -0.5 agrees, >= 0.5 disagrees.
+Clocks per group: T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k at the
+horizon (``theory.clocks``), and the clock that governs the optimiser.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from implicitbias.numerics.metrics.forgetting_metrics import INTERPOLATION_THRESHOLD, group_summary, spread
+from implicitbias.numerics.metrics.forgetting_metrics import norm_slope, run_summary, spread
+from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
+from implicitbias.validation.groups import group_by_setting, setting
 
-__all__ = ["Group", "group_runs", "clock_fits", "claims", "CLAIMS", "SPREAD_LARGE", "history_prefix_spread"]
+__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma", "family", "describe"]
 
-SPREAD_LARGE = 5.0  # points of test accuracy: what counts as "remembering" in C1
-CLAIMS = {
-    "C1": "low-lr SGD remembers sigma_w: large test-acc spread although every run interpolates",
-    "C2": "training longer leaves the low-lr SGD spread essentially unchanged",
-    "C3": "adaptive methods (Adam, AdamW, Muon) forget: small spread, common final norm",
-    "C4": "SGD forgets with a larger lr or with L2 decay (spread ~ 0 at lambda = 1e-2)",
-    "C5": "larger batches slow SGD's forgetting: spread grows with b",
-    "C6": "deep nets (ResNet-56/110) at large sigma_w fail to interpolate",
-    "C7": "spread is organised by the cumulative clock (T_SGD, T_L2, T_adapt), not epochs",
-}
-_SGD = ("sgd", "sgd_momentum", "nesterov")
+Run = tuple[dict, dict]  # (canonical run config, record)
+
+
+def family(config: Mapping) -> str:
+    """``adaptive`` (Adam, AdamW, RMSProp, sign, Muon), ``sgd_l2`` (SGD family with coupled decay) or ``sgd``."""
+    if config["optimizer"] in ADAPTIVE:
+        return "adaptive"
+    return "sgd_l2" if config["weight_decay"] > 0 else "sgd"
+
+
+def describe(config: Mapping) -> str:
+    """A short name of a setting: optimiser, lr, batch, decay, horizon."""
+    c = config
+    wd = f", L2 {c['weight_decay']:g}" if c["weight_decay"] and c["optimizer"] not in ("adamw", "muon") else (
+        f", wd {c['weight_decay']:g}" if c["weight_decay"] else "")
+    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}, {c['epochs']} ep"
 
 
 @dataclass
 class Group:
-    """One sigma_w sweep: its label, the shared config (sigma_w removed) and the runs' records."""
+    """The runs of one setting (configs differing only in sigma_w and seed)."""
 
-    label: str
-    config: dict
-    sigma_w: list[float]
-    records: list[dict]
-    summary: dict = field(default_factory=dict)
+    setting: dict
+    runs: list[Run]
 
     @property
-    def family(self) -> str:
-        opt = self.config["optimizer"]
-        if opt in ADAPTIVE:
-            return "adaptive"
-        return "sgd_l2" if self.config["weight_decay"] > 0 else "sgd"
+    def sigma_w(self) -> list[float]:
+        return sorted({c["sigma_w"] for c, _ in self.runs})
 
     @property
-    def spread_points(self) -> float:
-        return 100.0 * self.summary["spread"]
+    def seeds(self) -> list[int]:
+        return sorted({c["seed"] for c, _ in self.runs})
 
     @property
-    def clocks(self) -> dict[str, float]:
-        return self.records[0]["summary"]["clocks"]
-
-    @property
-    def governing(self) -> str:
-        return self.records[0]["summary"]["governing_clock"]
-
-    @property
-    def min_final_train_acc(self) -> float:
-        return min(r["summary"]["final_train_acc"] for r in self.records)
-
-    def describe(self) -> str:
-        c = self.config
-        wd = f", wd {c['weight_decay']:g}" if c["weight_decay"] else ""
-        return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}, {c['epochs']} ep"
+    def label(self) -> str:
+        return describe(self.setting)
 
 
-def group_runs(runs: Sequence[tuple[str, Mapping, Mapping]]) -> list[Group]:
-    """Group ``(label, config, record)`` triples by everything but sigma_w; groups of >= 2 sigma_w.
-
-    Diverged runs count with their history up to divergence.  Groups are in first-seen order.
-    """
-    buckets: dict[str, Group] = {}
-    for label, config, record in runs:
-        if record is None:
-            continue
-        rest = {k: v for k, v in config.items() if k != "sigma_w"}
-        key = json.dumps(rest, sort_keys=True)
-        g = buckets.setdefault(key, Group(label, rest, [], []))
-        g.sigma_w.append(float(config["sigma_w"]))
-        g.records.append(record)
-    groups = [g for g in buckets.values() if len(set(g.sigma_w)) >= 2]
-    for g in groups:
-        order = np.argsort(g.sigma_w)
-        g.sigma_w = [g.sigma_w[i] for i in order]
-        g.records = [g.records[i] for i in order]
-        g.summary = group_summary(g.sigma_w, [_valid(r) for r in g.records])
-    return groups
+def group_runs(runs: Sequence[Run]) -> list[Group]:
+    """``(config, record)`` pairs grouped by setting (first-seen order); missing records dropped."""
+    present = [(c, r) for c, r in runs if r is not None]
+    return [Group(setting(grp[0][0]), grp) for grp in group_by_setting(present, config=lambda run: run[0])]
 
 
-def _valid(record: Mapping) -> list[dict]:
-    d = record["summary"].get("diverged_epoch")
-    return [row for row in record["history"] if row["epoch"] != d]
+def _truncate(record: Mapping, horizon: int | None) -> tuple[list[dict], int | None, str | None]:
+    """The record's valid rows up to ``horizon`` and its divergence (epoch, reason) if it happened by then."""
+    s = record["summary"]
+    epoch = s.get("diverged_epoch")
+    rows = [r for r in record["history"] if horizon is None or r["epoch"] <= horizon]
+    if epoch is not None and (horizon is None or epoch <= horizon):
+        return [r for r in rows if r["epoch"] != epoch], epoch, s.get("diverged_reason") or "non-finite values"
+    return rows, None, None
 
 
-def _valid_tau(record: Mapping) -> int | None:
-    return record["summary"]["tau_interp"]
-
-
-def history_prefix_spread(group: Group, last_epoch: int) -> float:
-    """Spread (points) with each run's validation selection restricted to epochs <= last_epoch."""
-    selected = []
-    for r in group.records:
-        rows = [row for row in _valid(r) if row["epoch"] <= last_epoch]
-        selected.append(min(rows, key=lambda row: row["val_loss"])["test_acc"])
-    return 100.0 * spread(selected)
-
-
-def clock_fits(groups: Sequence[Group]) -> dict[str, dict]:
-    """Per clock: slope/intercept of spread on log10(clock), Spearman rho and p, number of groups."""
+def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict[int, float]:
     out = {}
-    for clock in CLOCKS:
-        pts = [(g.clocks[clock], g.spread_points) for g in groups if g.clocks[clock] > 0]
-        out[clock] = _fit(pts)
-    gov = [(g.clocks[g.governing], g.spread_points) for g in groups if g.clocks[g.governing] > 0]
-    out["governing"] = _fit(gov)
+    for seed, by_sigma in values.items():
+        if len(by_sigma) >= 2:
+            s = sorted(by_sigma)
+            out[seed] = fn(s, [by_sigma[k] for k in s])
     return out
 
 
-def _fit(pts) -> dict:
-    if len(pts) < 3 or len({x for x, _ in pts}) < 2:
-        return {"n": len(pts), "slope": math.nan, "intercept": math.nan, "rho": math.nan, "p": math.nan}
-    x = np.log10([p[0] for p in pts])
-    y = np.array([p[1] for p in pts])
-    fit = stats.linregress(x, y)
-    rho, p = stats.spearmanr(x, y)
-    return {"n": len(pts), "slope": float(fit.slope), "intercept": float(fit.intercept), "rho": float(rho), "p": float(p)}
+def summarise(group: Group, *, horizon: int | None = None, interpolating_only: bool = False) -> dict:
+    """The numbers of one group (JSON-able; accuracies and spreads in points), see the module docstring.
 
-
-def _fmt(groups: Sequence[Group]) -> str:
-    return "; ".join(f"{g.describe()}: {g.spread_points:.1f} pts" for g in groups)
-
-
-def _scale(groups: Sequence[Group]) -> str:
-    c = groups[0].config
-    n = groups[0].records[0]["summary"]["n_train"]
-    return f"{c['arch']} width {c['width']:g} on {c['dataset']} ({n} train), sigma_w {groups[0].sigma_w}"
-
-
-def _relative_verdict(smaller: bool, low_spread: float) -> str:
-    """Forgetting relative to low-lr SGD is only judged when low-lr SGD remembered (spread large)."""
-    if low_spread < SPREAD_LARGE:
-        return "inconclusive"
-    return "agrees" if smaller else "disagrees"
-
-
-def claims(groups: Sequence[Group]) -> list[dict]:
-    """The C1-C7 rows: claim, statement, check (data and scale), measured, verdict."""
-    rows = []
-
-    def add(cid, check, measured, verdict):
-        rows.append({"claim": cid, "statement": CLAIMS[cid], "check": check, "measured": measured, "verdict": verdict})
-
-    sgd = [g for g in groups if g.family == "sgd"]
-    low_lr = min((g.config["lr"] for g in sgd), default=None)
-    low = [g for g in sgd if g.config["lr"] == low_lr]
-    low_spread = float(np.mean([g.spread_points for g in low])) if low else math.nan
-    scale = _scale(groups) if groups else ""
-
-    if low:
-        interp = all(g.summary["all_interpolate"] for g in low)
-        slopes = ", ".join(f"{g.summary['norm_slope']:.2f}" for g in low)
-        verdict = "inconclusive" if not interp else "agrees" if low_spread >= SPREAD_LARGE else "disagrees"
-        add("C1", f"low-lr SGD, {scale}",
-            f"{_fmt(low)}; min final train acc {min(g.min_final_train_acc for g in low):.3f}; "
-            f"log-norm slope {slopes}", verdict)
-        constant = [g for g in low if g.config["schedule"] == "constant" and g.config["epochs"] >= 2]
-        if constant:
-            g = constant[0]
-            half = history_prefix_spread(g, g.config["epochs"] // 2)
-            interpolated = all((_valid_tau(r) or math.inf) <= g.config["epochs"] // 2 for r in g.records)
-            verdict = "inconclusive" if not interpolated else "agrees" if g.spread_points >= 0.75 * half else "disagrees"
-            add("C2", f"{g.describe()}: spread at epoch {g.config['epochs'] // 2} vs {g.config['epochs']} (2x, not 25x)",
-                f"{half:.1f} -> {g.spread_points:.1f} pts", verdict)
+    Keys: ``label``, ``setting``, ``family``, ``horizon``, ``sigma_w``, ``seeds``, ``runs`` (per run:
+    sigma_w, seed, tau_interp, selected and final test accuracy, final train accuracy, initial and
+    final norm, diverged epoch and reason, kept, curve = [epoch, train acc, test acc] per row), ``n_runs``, ``n_diverged``, ``n_interpolated``,
+    ``all_interpolate``, ``per_seed`` (spreads and slope per seed), ``spread_selected``,
+    ``spread_final``, ``norm_slope`` (each ``mean_ci``), ``clocks``, ``governing``.
+    """
+    horizon = group.setting["epochs"] if horizon is None else min(int(horizon), group.setting["epochs"])
+    runs, selected, final, norms = [], {}, {}, {}
+    clocks, governing = {c: math.nan for c in CLOCKS}, None
+    for config, record in sorted(group.runs, key=lambda run: (run[0]["seed"], run[0]["sigma_w"])):
+        rows, div_epoch, reason = _truncate(record, horizon)
+        row = {"sigma_w": config["sigma_w"], "seed": config["seed"], "diverged_epoch": div_epoch, "diverged_reason": reason}
+        if rows:
+            s = run_summary(rows)
+            row.update(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
+                       final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
+                       initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
         else:
-            add("C2", "needs a constant-schedule low-lr SGD group", "-", "not run")
-    else:
-        add("C1", "needs a plain SGD group", "-", "not run")
-        add("C2", "needs a plain SGD group", "-", "not run")
+            row.update(tau_interp=None, selected_test_acc=None, final_test_acc=None, final_train_acc=None,
+                       initial_norm=None, final_norm=None)
+        row["kept"] = div_epoch is None and bool(rows) and (not interpolating_only or row["tau_interp"] is not None)
+        row["curve"] = [[r["epoch"], r["train_acc"], r.get("test_acc")] for r in rows]
+        runs.append(row)
+        if row["kept"]:
+            selected.setdefault(config["seed"], {})[config["sigma_w"]] = row["selected_test_acc"]
+            final.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_test_acc"]
+            norms.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_norm"]
+        if rows and "clocks" in rows[-1] and rows[-1]["epoch"] == horizon:
+            clocks = dict(rows[-1]["clocks"])
+        governing = record["summary"].get("governing_clock", governing)
+    sel = _per_seed(selected, lambda s, v: spread(v))
+    fin = _per_seed(final, lambda s, v: spread(v))
+    slope = _per_seed(norms, norm_slope)
+    with_spread = [k for k in sorted(selected) if len(selected[k]) >= 2]
+    sigmas = group.sigma_w
+    seeds = sorted({r["seed"] for r in runs})
+    return {
+        "label": group.label,
+        "setting": group.setting,
+        "family": family(group.setting),
+        "horizon": horizon,
+        "sigma_w": group.sigma_w,
+        "seeds": seeds,
+        "runs": runs,
+        "n_runs": len(runs),
+        "n_diverged": sum(r["diverged_epoch"] is not None for r in runs),
+        "n_interpolated": sum(r["tau_interp"] is not None and r["diverged_epoch"] is None for r in runs),
+        "all_interpolate": all(r["tau_interp"] is not None and r["diverged_epoch"] is None for r in runs),
+        "interpolating_only": interpolating_only,
+        "per_seed": [{"seed": k, "spread_selected": sel.get(k), "spread_final": fin.get(k), "norm_slope": slope.get(k)}
+                     for k in seeds],
+        "spread_selected": bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means),
+        "spread_final": bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means),
+        "norm_slope": mean_ci(list(slope.values())),
+        "clocks": clocks,
+        "governing": governing,
+    }
 
-    adaptive = [g for g in groups if g.family == "adaptive"]
-    if adaptive and low:
-        low_slope = min(g.summary["norm_slope"] for g in low)
-        ok = all(g.spread_points <= 0.5 * low_spread and g.summary["norm_slope"] < low_slope for g in adaptive)
-        slopes = ", ".join(f"{g.config['optimizer']} {g.summary['norm_slope']:.2f}" for g in adaptive)
-        add("C3", f"adaptive vs low-lr SGD ({low_spread:.1f} pts), {scale}",
-            f"{_fmt(adaptive)}; log-norm slope {slopes}", _relative_verdict(ok, low_spread))
-    else:
-        add("C3", "needs adaptive and low-lr SGD groups", "-", "not run")
 
-    forget = [g for g in groups if g.family == "sgd_l2"] + [g for g in sgd if g.config["lr"] != low_lr]
-    if forget and low:
-        ok = all(g.spread_points <= 0.5 * low_spread for g in forget)
-        add("C4", f"SGD + L2 / larger lr vs low-lr SGD ({low_spread:.1f} pts)", _fmt(forget), _relative_verdict(ok, low_spread))
-    else:
-        add("C4", "needs SGD + L2 or larger-lr SGD groups next to low-lr SGD", "-", "not run")
+def _matrix(tables: Sequence[Mapping[float, float]], sigmas: Sequence[float]) -> np.ndarray:
+    """One row per seed, one column per sigma_w (NaN where a seed lacks that sigma_w)."""
+    return np.array([[t.get(s, math.nan) for s in sigmas] for t in tables], dtype=float).reshape(len(tables), len(sigmas))
 
-    by_rest: dict[str, list[Group]] = {}
-    for g in sgd:
-        key = json.dumps({k: v for k, v in g.config.items() if k != "batch_size"}, sort_keys=True)
-        by_rest.setdefault(key, []).append(g)
-    batch_sets = [gs for gs in by_rest.values() if len({g.config["batch_size"] for g in gs}) >= 2]
-    if batch_sets:
-        gs = max(batch_sets, key=len)
-        rho = stats.spearmanr([g.config["batch_size"] for g in gs], [g.spread_points for g in gs])[0] if len(gs) > 2 else (
-            math.copysign(1.0, (gs[-1].spread_points - gs[0].spread_points) * (gs[-1].config["batch_size"] - gs[0].config["batch_size"])))
-        add("C5", "SGD groups differing only in b", _fmt(gs) + f"; Spearman {rho:.2f}",
-            "agrees" if rho > 0 else "disagrees" if rho < 0 else "inconclusive")
-    else:
-        add("C5", "needs SGD groups differing only in batch size", "-", "not run")
 
-    deep = [g for g in groups if g.config["arch"] in ("resnet56", "resnet110")]
-    if deep:
-        measured, ok = [], True
-        for g in deep:
-            accs = [r["summary"]["final_train_acc"] for r in g.records]
-            measured.append(f"{g.config['arch']} {g.describe()}: final train acc {accs[0]:.3f} (sigma_w {g.sigma_w[0]:g}) "
-                            f"-> {accs[-1]:.3f} (sigma_w {g.sigma_w[-1]:g})")
-            ok &= accs[0] >= INTERPOLATION_THRESHOLD > accs[-1]
-        add("C6", "deep CIFAR ResNets across sigma_w", "; ".join(measured), "agrees" if ok else "disagrees")
-    else:
-        add("C6", "needs ResNet-56/110 groups", "-", "not run")
+def spread_of_means(rows: np.ndarray) -> np.ndarray:
+    """max - min over sigma_w of the mean over seeds; ``rows`` (..., seeds, sigma_w), NaN = missing.
 
-    fit = clock_fits(groups)["governing"] if groups else {"n": 0}
-    if fit["n"] >= 3 and not math.isnan(fit["rho"]):
-        verdict = "agrees" if fit["rho"] <= -0.5 else "disagrees" if fit["rho"] >= 0.5 else "inconclusive"
-        add("C7", f"spread vs governing clock over {fit['n']} groups",
-            f"Spearman {fit['rho']:.2f} (p {fit['p']:.2g}); fit {fit['slope']:.1f} pts per decade", verdict)
-    else:
-        add("C7", "needs >= 3 groups with a positive governing clock", "-", "not run" if not groups else "inconclusive")
-    return rows
+    A sigma_w missing from some seeds is averaged over the seeds that have it; NaN when fewer than
+    two sigma_w remain.  Vectorised over leading axes (bootstrap batches).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
+        means = np.nanmean(np.asarray(rows, dtype=float), axis=-2)
+        spread_ = np.nanmax(means, axis=-1) - np.nanmin(means, axis=-1)
+    return np.where((~np.isnan(means)).sum(-1) >= 2, spread_, np.nan)
+
+
+def seed_matrix(summary: Mapping, key: str = "selected_test_acc", seeds: Sequence[int] | None = None) -> np.ndarray:
+    """(seeds, sigma_w) matrix of a per-run quantity of the kept runs of a group summary (NaN: missing)."""
+    tables = seed_tables(summary, key)
+    return _matrix([tables.get(k, {}) for k in (sorted(tables) if seeds is None else seeds)], summary["sigma_w"])
+
+
+def seed_tables(summary: Mapping, key: str = "selected_test_acc") -> dict[int, dict[float, float]]:
+    """{seed: {sigma_w: value}} of the kept runs of a group summary."""
+    out: dict[int, dict[float, float]] = {}
+    for r in summary["runs"]:
+        if r["kept"] and r[key] is not None:
+            out.setdefault(r["seed"], {})[r["sigma_w"]] = r[key]
+    return out
+
+
+def mean_by_sigma(summary: Mapping, key: str) -> dict[float, float]:
+    """Mean over seeds of a per-run quantity (kept runs) for each sigma_w."""
+    out: dict[float, list] = {}
+    for r in summary["runs"]:
+        if r["kept"] and r[key] is not None:
+            out.setdefault(r["sigma_w"], []).append(r[key])
+    return {s: float(np.mean(v)) for s, v in sorted(out.items())}
+

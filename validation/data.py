@@ -28,7 +28,7 @@ import os
 import pickle
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -322,18 +322,28 @@ def batches(
     x: torch.Tensor,
     y: torch.Tensor,
     batch_size: int,
-    generator: torch.Generator,
+    generators: torch.Generator | Sequence[torch.Generator],
     *,
     crop_padding: int = 0,
     flip: bool = False,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """One epoch of shuffled (and optionally augmented) minibatches, ceil(N / b) of them.
 
-    ``generator`` lives on the data's device and drives the permutation and the augmentation,
-    so the same generator state gives the same epoch.
+    With one ``generator`` the batches are ``(x_b, y_b)``; with a sequence of G generators (the
+    members of an ensemble, one per seed) they are stacked ``(G, B, ...)`` / ``(G, B)``, member g
+    drawn exactly as one generator alone would draw it (its own permutation, then its own
+    augmentation per batch), so a member of an ensemble sees the minibatches of its solo run.
+    Each generator lives on the data's device.
     """
+    single = isinstance(generators, torch.Generator)
+    gens = [generators] if single else list(generators)
     n = len(y)
-    order = torch.randperm(n, generator=generator, device=generator.device)
+    orders = [torch.randperm(n, generator=g, device=g.device) for g in gens]
     for start in range(0, n, batch_size):
-        idx = order[start : start + batch_size]
-        yield augment(x[idx], generator, crop_padding=crop_padding, flip=flip), y[idx]
+        idx = [order[start : start + batch_size] for order in orders]
+        if crop_padding or flip:
+            xb = torch.stack([augment(x[i], g, crop_padding=crop_padding, flip=flip) for i, g in zip(idx, gens)])
+        else:
+            xb = x[torch.stack(idx)]
+        yb = y[torch.stack(idx)]
+        yield (xb[0], yb[0]) if single else (xb, yb)

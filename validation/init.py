@@ -23,7 +23,7 @@ import torch
 from implicitbias.theory import params
 from torch import nn
 
-__all__ = ["scale_init_", "kernel_norms", "kernel_modules"]
+__all__ = ["scale_init_", "kernel_norms", "kernel_norm_total", "kernel_modules"]
 
 _KERNELS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
@@ -63,6 +63,9 @@ def scale_init_(model: nn.Module, sigma_w: float, *, scale_head: bool = True, se
 @torch.no_grad()
 def kernel_norms(model: nn.Module) -> dict[str, float]:
     """||W||_F of every conv and linear kernel by module name, plus ``total``."""
-    norms = {name: float(m.weight.norm()) for name, m in kernel_modules(model)}
-    norms["total"] = math.sqrt(sum(v * v for v in norms.values()))
-    return norms
+    return kernel_norm_total({name: float(m.weight.norm()) for name, m in kernel_modules(model)})
+
+
+def kernel_norm_total(norms: dict[str, float]) -> dict[str, float]:
+    """``norms`` (||W||_F per kernel) plus ``total`` = sqrt(sum of their squares)."""
+    return {**norms, "total": math.sqrt(sum(v * v for v in norms.values()))}

@@ -1,4 +1,4 @@
-"""BatchNorm ResNets for the forgetting sweeps, each a body followed by a separate classifier head.
+"""BatchNorm networks for the forgetting sweeps, each a body followed by a separate classifier head.
 
 - ResNet-9, the DAWNBench layout (Page 2018, "How to train your ResNet"): prep conv 64;
   layer 1 conv 128 + max-pool + residual block (2 convs 128); layer 2 conv 256 + max-pool;
@@ -8,6 +8,10 @@
   blocks with 16, 32, 64 channels (stride 2 at the start of stages 2 and 3, parameter-free
   zero-padded identity shortcuts, the paper's option A), global average pool, classifier.
   ResNet-20/56/110 are n = 3/9/18.
+- The toy BatchNorm MLP (``mlp``): flatten, then two hidden layers Linear (bias-free) -> BN ->
+  ReLU of 256 units.  Both hidden kernels sit in front of a BatchNorm, so the loss is invariant
+  to their scale: for SGD the effective learning rate of such a kernel is eta / ||W||_F^2, which
+  is how sigma_w can matter at all (Spec B's scale-invariant toy; on MNIST-1D its 40 inputs).
 
 ``width`` multiplies every channel count (at least 1 channel).  The input shape comes from the
 dataset; a max-pool is skipped where the feature map is already a single pixel high or wide.
@@ -25,9 +29,10 @@ from torch import nn
 
 from implicitbias.theory import params
 
-__all__ = ["ARCHITECTURES", "Head", "Network", "ResNet9", "CifarResNet", "build_model"]
+__all__ = ["ARCHITECTURES", "BatchNormMLP", "Head", "Network", "ResNet9", "CifarResNet", "build_model"]
 
-ARCHITECTURES = {"resnet9": None, "resnet20": 3, "resnet56": 9, "resnet110": 18}
+ARCHITECTURES = {"resnet9": None, "resnet20": 3, "resnet56": 9, "resnet110": 18, "mlp": None}
+MLP_UNITS = 256  # hidden units of the toy MLP at width 1
 HEAD_ACTIVATIONS = ("linear", "relu")
 
 
@@ -109,6 +114,22 @@ class CifarResNet(nn.Sequential):
         self.out_features = c[2]
 
 
+class BatchNormMLP(nn.Sequential):
+    """Toy body: flatten, then 2 x [Linear(bias-free) -> BatchNorm1d -> ReLU] of ``256 * width`` units."""
+
+    def __init__(self, in_shape: tuple[int, ...], width: float = 1.0):
+        units = _channels(MLP_UNITS, width)
+        fan_in = 1
+        for d in in_shape:
+            fan_in *= d
+        super().__init__(
+            nn.Flatten(),
+            nn.Linear(fan_in, units, bias=False), nn.BatchNorm1d(units), nn.ReLU(),
+            nn.Linear(units, units, bias=False), nn.BatchNorm1d(units), nn.ReLU(),
+        )
+        self.out_features = units
+
+
 class Head(nn.Module):
     """Classifier head with L = ``depth`` bias-free weight matrices (N = L + 1 factors with the features).
 
@@ -126,11 +147,15 @@ class Head(nn.Module):
         self.layers = nn.ModuleList(nn.Linear(a, b, bias=False) for a, b in zip(sizes[:-1], sizes[1:]))
         self.activation, self.scale = activation, scale
 
-    def features(self, h: torch.Tensor) -> list[torch.Tensor]:
-        """Inputs of every head layer, ``[h_0 = body features, h_1, ..., h_{L-1}]``, then the logits."""
+    def features(self, h: torch.Tensor, linear=None) -> list[torch.Tensor]:
+        """Inputs of every head layer, ``[h_0 = body features, h_1, ..., h_{L-1}]``, then the logits.
+
+        ``linear(layer, h)`` replaces ``layer(h)`` (the ensembles of ``validation.batched`` apply
+        each member's own weights this way).
+        """
         out = [h]
         for i, layer in enumerate(self.layers):
-            h = layer(h)
+            h = layer(h) if linear is None else linear(layer, h)
             if i < len(self.layers) - 1 and self.activation == "relu":
                 h = torch.relu(h)
             out.append(h)
@@ -154,7 +179,7 @@ class Network(nn.Module):
 
 def build_model(arch: str, in_shape: tuple[int, int, int], num_classes: int, *, width: float = 1.0,
                 head_depth: int = 1, head_width: int | None = None, head_activation: str = "linear") -> Network:
-    """A :class:`Network` by architecture name (``resnet9``, ``resnet20``, ``resnet56``, ``resnet110``).
+    """A :class:`Network` by architecture name (``resnet9``, ``resnet20``, ``resnet56``, ``resnet110``, ``mlp``).
 
     ``head_depth`` is L, the number of weight matrices of the head (N = L + 1 factors with the
     features).  ResNet-9's head carries DAWNBench's output multiplier 0.125.
@@ -163,6 +188,8 @@ def build_model(arch: str, in_shape: tuple[int, int, int], num_classes: int, *, 
     width = params.real("width", width, minimum=0.0, maximum=64.0, open_minimum=True)
     if arch == "resnet9":
         body, scale = ResNet9(in_shape, width), 0.125
+    elif arch == "mlp":
+        body, scale = BatchNormMLP(in_shape, width), 1.0
     else:
         body, scale = CifarResNet(in_shape, ARCHITECTURES[arch], width), 1.0
     head = Head(body.out_features, num_classes, head_depth, head_width, head_activation, scale)

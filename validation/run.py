@@ -12,8 +12,16 @@ Each history row holds train/val/test loss and accuracy (train: running mean ove
 minibatches in training mode; epoch 0: evaluated on the first len(val) training images), the
 Frobenius norm of every kernel and their total (``kernel_norm``), and the cumulative clocks
 T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k up to that epoch
-(``implicitbias.theory.clocks``).  A run whose loss or weights become NaN/inf stops and is
-recorded as ``diverged`` with that epoch.
+(``implicitbias.theory.clocks``).  Rows are recorded at every epoch up to ``eval_dense_until``,
+then every ``eval_every`` epochs, and at the last one (default: every epoch; long horizons thin
+their later rows; the training accuracy of a row is still the mean over its epoch).
+
+Divergence as users mean it (:func:`divergence`): a non-finite loss or kernel norm, a mean
+training loss above ``LOSS_BOUND`` times the loss at initialisation, or, after a warm-up of
+``max(WARMUP_MIN_EPOCHS, WARMUP_FRACTION x epochs)`` epochs, training accuracy within
+``CHANCE_MARGIN`` of chance.  Such a run stops and is recorded as ``diverged`` with the epoch
+and the reason (``summary.diverged_epoch``, ``summary.diverged_reason``); analyses count it and
+leave it out of spreads and fits.
 
 Initialisation: every kernel sigma_w x He normal with the run's seed (the same draw for every
 sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.validation.init``).  The seed also
@@ -40,11 +48,16 @@ from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.data import DATASETS, ImageData, batches, dataset_path_problem, load_dataset
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
 
-__all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer"]
+__all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
+           "divergence", "build"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
 MAX_EPOCHS = 100_000
+LOSS_BOUND = 10.0  # x the loss at initialisation: cross-entropy that grows tenfold is running away, not learning
+CHANCE_MARGIN = 0.02  # training accuracy <= 1/K + this after warm-up: the network has stopped learning
+WARMUP_FRACTION = 0.25  # of the epochs: slow starters (large sigma_w, small effective lr) get this long
+WARMUP_MIN_EPOCHS = 5
 
 DEFAULTS: dict = {
     "dataset": "digits",
@@ -72,6 +85,8 @@ DEFAULTS: dict = {
     "epochs": 10,
     "seed": 0,
     "precision": "float32",
+    "eval_every": 1,
+    "eval_dense_until": 0,
 }
 
 
@@ -109,6 +124,8 @@ def canonical_config(config: Mapping) -> dict:
     c["epochs"] = params.integer("epochs", c["epochs"], minimum=1, maximum=MAX_EPOCHS)
     c["seed"] = params.seed("seed", c["seed"])
     params.choice("precision", c["precision"], PRECISIONS)
+    c["eval_every"] = params.integer("eval_every", c["eval_every"], minimum=1, maximum=c["epochs"])
+    c["eval_dense_until"] = params.integer("eval_dense_until", c["eval_dense_until"], minimum=0, maximum=c["epochs"])
     return c
 
 
@@ -145,19 +162,26 @@ def resolve_device(device: str | None) -> torch.device:
 
 
 class Trainer:
-    """G models trained in lockstep on the same minibatches; here G = 1, a plain module.
+    """The models of one training run in lockstep; here one plain module (G = 1 member).
 
-    ``implicitbias.validation.batched.StackedTrainer`` is the vectorised G > 1 version; the
-    epoch loop in :func:`train` drives either through ``logits``, ``parameters``, ``norms``,
-    ``train_mode``.
+    ``implicitbias.validation.batched.EnsembleTrainer`` holds G members (configs differing in
+    sigma_w and seed) as one vectorised model; :func:`train` drives either through this
+    interface: ``members(x)`` maps per-member inputs (G, B, ...) to logits (G, B, K), ``shared(x)``
+    one input (B, ...) seen by every member to (G, B, K); ``optimise(config)`` builds the
+    optimiser, ``set_lr_factor``, ``zero_grad`` and ``step`` drive it; ``norms()`` gives each
+    member's kernel norms (``validation.init.kernel_norms``).
     """
+
+    size = 1
 
     def __init__(self, model: torch.nn.Module, forward: Callable | None = None):
         self.model = model
         self.forward = forward or model
 
-    def logits(self, x: torch.Tensor) -> torch.Tensor:
-        """(G, B, K) logits."""
+    def members(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward(x[0])[None]
+
+    def shared(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward(x)[None]
 
     def parameters(self) -> list[torch.Tensor]:
@@ -168,6 +192,34 @@ class Trainer:
 
     def train_mode(self, mode: bool) -> None:
         self.model.train(mode)
+
+    def optimise(self, config: Mapping) -> None:
+        """Create the config's optimiser over this trainer's parameters."""
+        self.optimizers = [_optimizer(config, self.parameters())]
+        self._groups = [g for opt in self.optimizers for g in _param_groups(opt)]
+        self._base_lr = [g["lr"] for g in self._groups]
+
+    def set_lr_factor(self, factor: float) -> None:
+        """Every learning rate = its base value x ``factor`` (the schedule's eta_k / eta_0)."""
+        for group, lr0 in zip(self._groups, self._base_lr):
+            group["lr"] = lr0 * factor
+
+    def zero_grad(self) -> None:
+        for opt in self.optimizers:
+            opt.zero_grad(set_to_none=True)
+
+    def step(self) -> None:
+        for opt in self.optimizers:
+            opt.step()
+
+
+def _optimizer(config: Mapping, parameters) -> torch.optim.Optimizer:
+    c = config
+    return make_optimizer(c["optimizer"], parameters, c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
+
+
+def _param_groups(opt: torch.optim.Optimizer) -> list[dict]:
+    return opt.param_groups + (opt.companion.param_groups if getattr(opt, "companion", None) else [])
 
 
 def build(config: Mapping, data: ImageData, device: torch.device, dtype: torch.dtype, *, channels_last: bool = False):
@@ -182,12 +234,12 @@ def build(config: Mapping, data: ImageData, device: torch.device, dtype: torch.d
 
 
 def _evaluate(trainer: Trainer, x, y, autocast, batch: int = 2048) -> tuple[list[float], list[float]]:
-    """Mean cross-entropy and accuracy of each of the G models on (x, y), in eval mode."""
+    """Mean cross-entropy and accuracy of each of the G members on (x, y), in eval mode."""
     trainer.train_mode(False)
     loss, correct = 0.0, 0.0
     with torch.no_grad(), autocast():
         for i in range(0, len(y), batch):
-            z = trainer.logits(x[i : i + batch]).float()
+            z = trainer.shared(x[i : i + batch]).float()
             yy = y[i : i + batch]
             loss = loss + torch.nn.functional.cross_entropy(z.transpose(1, 2), yy.expand(len(z), -1), reduction="none").sum(1)
             correct = correct + (z.argmax(-1) == yy).sum(1)
@@ -199,6 +251,27 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: int, warmup: int) -> str | None:
+    """Why a run counts as diverged at this epoch's ``row`` (None if it does not).
+
+    Divergence as users mean it (module docstring): a non-finite loss or weight norm; a training
+    loss above ``LOSS_BOUND`` times the loss at initialisation; or, after ``warmup`` epochs,
+    training accuracy within ``CHANCE_MARGIN`` of chance (1 / K).
+    """
+    values = [row.get(k) for k in ("train_loss", "val_loss", "kernel_norm") if k in row]
+    if any(v is None or not math.isfinite(v) for v in values):
+        return "non-finite loss or weights"
+    if row["train_loss"] > LOSS_BOUND * initial_loss:
+        return f"training loss {row['train_loss']:.3g} > {LOSS_BOUND:g} x its start {initial_loss:.3g}"
+    if epoch > warmup and row["train_acc"] <= 1.0 / num_classes + CHANCE_MARGIN:
+        return f"training accuracy {row['train_acc']:.3f} at chance (1/{num_classes}) after {warmup} warm-up epochs"
+    return None
+
+
+def _member_generators(configs: list[dict], device: torch.device) -> list[torch.Generator]:
+    return [torch.Generator(device=device).manual_seed(c["seed"]) for c in configs]
+
+
 def train(
     configs: list[dict],
     trainer: Trainer,
@@ -208,9 +281,14 @@ def train(
     on_epoch: Callable[[int, int, dict], None] | None = None,
     channels_last: bool = False,
 ) -> list[dict]:
-    """Train the G models of ``trainer`` (configs equal except for sigma_w) and return G records.
+    """Train the G members of ``trainer`` (configs equal except for sigma_w and seed); G records.
 
-    ``on_epoch(g, epoch, row)`` is called after every evaluated epoch (the sweep stores the row).
+    Member g draws its minibatches and augmentation from its own seed, exactly as its solo run
+    would.  At the epochs the config evaluates (``eval_every``, ``eval_dense_until``), at the last
+    epoch and at an epoch where a member diverges, each member is evaluated (val/test loss and accuracy, kernel norms) and its row
+    recorded; ``on_epoch(g, epoch, row)`` is called for each row (the sweep stores it).  A member
+    that diverges (:func:`divergence`) keeps its history up to that epoch and is recorded as
+    ``diverged`` with the epoch and the reason; the others train on.
     """
     c = configs[0]
     G = len(configs)
@@ -222,43 +300,54 @@ def train(
     if channels_last:
         data.x_train = data.x_train.contiguous(memory_format=torch.channels_last)
     n = len(data.y_train)
-    if c["batch_size"] > n:
-        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c['dataset']}, got {c['batch_size']}")
-    spe = steps_per_epoch(n, c["batch_size"])
+    b = c["batch_size"]
+    if b > n:
+        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c['dataset']}, got {b}")
+    if n % b == 1:
+        raise params.ParameterError(
+            f"batch_size must not leave a last minibatch of one image (BatchNorm needs two): {n} training images, b = {b}"
+        )
+    spe = steps_per_epoch(n, b)
     eta = schedule(c["schedule"], c["lr"], spe * c["epochs"])
-    clocks = forgetting_clocks(c["optimizer"], eta, c["batch_size"], n, c["epochs"], c["weight_decay"])
-    opt = make_optimizer(c["optimizer"], trainer.parameters(), c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
-    groups = opt.param_groups + (opt.companion.param_groups if getattr(opt, "companion", None) else [])
-    base_lr = [g["lr"] for g in groups]
-    gen = torch.Generator(device=device).manual_seed(c["seed"])
+    clocks = forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
+    trainer.optimise(c)
+    gens = _member_generators(configs, device)
+    warmup = max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * c["epochs"]))
 
     histories: list[list[dict]] = [[] for _ in range(G)]
-    diverged: list[int | None] = [None] * G
+    diverged: list[tuple[int, str] | None] = [None] * G
+    initial_loss = [math.inf] * G
 
-    def record_epoch(epoch, train_loss, train_acc, seconds):
+    def record_epoch(epoch, train_loss, train_acc, seconds, evaluate):
+        rows = [{"epoch": epoch, "train_loss": _finite(train_loss[g]), "train_acc": train_acc[g]} for g in range(G)]
+        live = [g for g in range(G) if diverged[g] is None]
+        fresh = [g for g in live if epoch and divergence(rows[g], initial_loss=initial_loss[g], num_classes=data.num_classes,
+                                                         epoch=epoch, warmup=warmup)]
+        if not (evaluate or fresh):
+            return
         val = _evaluate(trainer, data.x_val, data.y_val, autocast)
         test = _evaluate(trainer, data.x_test, data.y_test, autocast)
         norms = trainer.norms()
         t = {k: (v[epoch - 1] if epoch else 0.0) for k, v in clocks.cumulative.items()}
-        for g in range(G):
-            row = {
-                "epoch": epoch,
-                "train_loss": _finite(train_loss[g]), "train_acc": train_acc[g],
-                "val_loss": _finite(val[0][g]), "val_acc": val[1][g],
-                "test_loss": _finite(test[0][g]), "test_acc": test[1][g],
-                "kernel_norm": _finite(norms[g]["total"]),
-                "kernel_norms": {k: _finite(v) for k, v in norms[g].items() if k != "total"},
-                "clocks": t, "seconds": seconds,
-            }
-            if diverged[g] is None and not all(row[k] is not None for k in ("train_loss", "val_loss", "kernel_norm")):
-                diverged[g] = epoch
-            if diverged[g] is None or diverged[g] == epoch:
-                histories[g].append(row)
-                if on_epoch:
-                    on_epoch(g, epoch, row)
+        for g in live:
+            row = rows[g]
+            row.update(
+                val_loss=_finite(val[0][g]), val_acc=val[1][g], test_loss=_finite(test[0][g]), test_acc=test[1][g],
+                kernel_norm=_finite(norms[g]["total"]),
+                kernel_norms={k: _finite(v) for k, v in norms[g].items() if k != "total"},
+                clocks=t, seconds=seconds,
+            )
+            if epoch == 0:
+                initial_loss[g] = row["train_loss"] if row["train_loss"] is not None else math.inf
+            why = divergence(row, initial_loss=initial_loss[g], num_classes=data.num_classes, epoch=epoch, warmup=warmup)
+            if why:
+                diverged[g] = (epoch, why)
+            histories[g].append(row)
+            if on_epoch:
+                on_epoch(g, epoch, row)
 
     m = len(data.y_val)
-    record_epoch(0, *_evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast), 0.0)
+    record_epoch(0, *_evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast), 0.0, True)
     step = 0
     for epoch in range(1, c["epochs"] + 1):
         if all(d is not None for d in diverged):
@@ -267,32 +356,32 @@ def train(
         trainer.train_mode(True)
         loss_sum = torch.zeros(G, device=device, dtype=torch.float64)
         correct = torch.zeros(G, device=device, dtype=torch.float64)
-        for xb, yb in batches(data.x_train, data.y_train, c["batch_size"], gen, crop_padding=c["crop_padding"], flip=c["flip"]):
-            factor = eta(step) / c["lr"]
-            for group, lr0 in zip(groups, base_lr):
-                group["lr"] = lr0 * factor
+        for xb, yb in batches(data.x_train, data.y_train, b, gens, crop_padding=c["crop_padding"], flip=c["flip"]):
+            trainer.set_lr_factor(eta(step) / c["lr"])
             with autocast():
-                z = trainer.logits(xb).float()
-                losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb.expand(G, -1), reduction="none").mean(1)
-            opt.zero_grad(set_to_none=True)
+                z = trainer.members(xb).float()
+                losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
+            trainer.zero_grad()
             losses.sum().backward()
-            opt.step()
+            trainer.step()
             with torch.no_grad():
-                loss_sum += losses.detach() * len(yb)
+                loss_sum += losses.detach() * yb.shape[1]
                 correct += (z.argmax(-1) == yb).sum(1)
             step += 1
-        record_epoch(epoch, (loss_sum / n).tolist(), (correct / n).tolist(), time.perf_counter() - t0)
+        evaluate = epoch % c["eval_every"] == 0 or epoch <= c["eval_dense_until"] or epoch == c["epochs"]
+        record_epoch(epoch, (loss_sum / n).tolist(), (correct / n).tolist(), time.perf_counter() - t0, evaluate)
 
     records = []
     for g in range(G):
         h = histories[g]
-        summary = run_summary([r for r in h if r["epoch"] != diverged[g]])
+        epoch, why = diverged[g] or (None, None)
+        summary = run_summary([r for r in h if r["epoch"] != epoch])
         summary.update(
-            diverged_epoch=diverged[g], epochs_run=h[-1]["epoch"],
+            diverged_epoch=epoch, diverged_reason=why, epochs_run=h[-1]["epoch"],
             clocks=clocks.total, governing_clock=clocks.governing, steps_per_epoch=spe,
             n_train=n, final_kernel_norms=h[-1]["kernel_norms"],
         )
-        records.append({"status": "diverged" if diverged[g] is not None else "done", "summary": summary, "history": h})
+        records.append({"status": "diverged" if epoch is not None else "done", "summary": summary, "history": h})
     return records
 
 

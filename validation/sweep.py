@@ -44,7 +44,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import MAX_STEPS, steps_per_epoch
 from implicitbias.validation import run as run_mod
 
-__all__ = ["Spec", "load_spec", "packaged_specs", "run_sweep", "sweep_status", "sigma_groups", "MAX_RUNS"]
+__all__ = ["Spec", "load_spec", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
 
 MAX_RUNS = 100_000
 OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
@@ -202,15 +202,6 @@ def _data_key(c: Mapping) -> tuple:
     return tuple(c[k] for k in ("dataset", "data_path", "data_seed", "data_size", "train_size", "val_size", "test_size"))
 
 
-def sigma_groups(configs: list[dict]) -> list[list[dict]]:
-    """Configs grouped by everything except sigma_w (each group: one sigma_w sweep), in first-seen order."""
-    groups: dict[str, list[dict]] = {}
-    for c in configs:
-        key = json.dumps({k: v for k, v in c.items() if k != "sigma_w"}, sort_keys=True)
-        groups.setdefault(key, []).append(c)
-    return list(groups.values())
-
-
 def sweep_status(spec: Spec, store) -> dict[str, int]:
     """How many runs of the spec are ``done``, ``partial`` (started, interrupted) or ``missing``."""
     counts = {"done": 0, "partial": 0, "missing": 0}
@@ -229,7 +220,8 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
 
     In-process (``executor`` None) each run's epoch rows go to the store as they happen.  With
     ``options.batched`` the runs of each sigma_w group train together as one vectorised model
-    (``implicitbias.validation.batched``); the group is the unit of caching and resumption.
+    (``implicitbias.validation.batched``; every sigma_w x seed of a setting is one ensemble), the
+    ensemble is the unit of caching and resumption.
     """
     options = {k: v for k, v in spec.options.items() if k != "batched"}
     run_mod.resolve_device(options.get("device"))  # a bad device fails before any run starts

@@ -1,4 +1,5 @@
-"""``implicitbias analyse [SPEC]``: spreads per sigma_w group, spread vs clocks, claims C1-C7."""
+"""``implicitbias analyse [SPEC]``: Spec B's claims C1-C7 judged on a sweep's runs (the same claim
+objects, rules and figures as the report), with the groups' spreads, CIs, failures and clocks."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from implicitbias.commands import output_folder
 def register(sub) -> None:
     p = sub.add_parser(
         "analyse",
-        help="analyse finished sweep runs: spreads, spread vs clocks, claims table C1-C7",
-        description="Analyse the runs of SPEC (TOML file or packaged name) found in the store, or every "
-        "run in the store without SPEC. Writes analysis.md and figures (PNG + CSV) to --out.",
+        help="judge Spec B's claims C1-C7 on finished sweep runs: spreads with CIs, clocks, verdicts",
+        description="Group the runs of SPEC (TOML file or packaged name) found in the store, or every run in the "
+        "store without SPEC, by setting (everything but sigma_w and seed), and judge claims C1-C7 on them with "
+        "the report's rules. Writes analysis.md and figures (PNG + CSV) to --out.",
     )
     p.add_argument("spec", nargs="?", default=None, help="TOML spec file or packaged spec name (default: all runs)")
     p.add_argument("--out", default="analysis", help="output folder (default: ./analysis)")
@@ -18,32 +20,25 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.figures import markdown_table
-    from implicitbias.report.sections.validation import analysis_markdown
+    from implicitbias.claims import Context
+    from implicitbias.claims.forgetting import judge_runs
     from implicitbias.store import Store
     from implicitbias.validation.run import KIND, execute
     from implicitbias.validation.sweep import load_spec
 
     out = output_folder("out", args.out)
     with Store(args.store) as store:
+        code = store.code_of(execute)
         if args.spec:
             spec = load_spec(args.spec)
-            runs = [(label, c, store.get(KIND, c, code=store.code_of(execute))) for label, c in spec.runs]
-            missing = sum(r is None for _, _, r in runs)
-            title = f"sweep {spec.name}: {len(runs) - missing} of {len(runs)} runs finished"
+            runs = [(c, store.get(KIND, c, code=code)) for c in spec.configs]
+            finished = sum(r is not None for _, r in runs)
+            title = f"sweep {spec.name}: {finished} of {len(runs)} runs finished"
         else:
-            runs = [("store", c, r) for c, r in store.records(KIND, code=store.code_of(execute))]
+            runs = store.records(KIND, code=code)
             title = f"all {len(runs)} finished runs in {store.path}"
-
-    def figure_path(name: str):
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        return out / "figures" / name
-
-    md, rows = analysis_markdown(runs, figure_path, lambda p: p.relative_to(out).as_posix())
-    claims = markdown_table(["claim", "check", "measured", "verdict"],
-                            [[r["claim"], r["check"], r["measured"], r["verdict"]] for r in rows])
-    text = f"# Analysis: {title}\n\n{md}\n\n## Claims\n\n{claims}\n"
-    out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        text = judge_runs(Context(store=store, out=out, progress=False), runs, title)
     (out / "analysis.md").write_text(text)
     print(text)
     print(out / "analysis.md")

@@ -9,12 +9,16 @@ fractions in [0, 1]; ``kernel_norm`` the total ||W||_F of the kernels).  Per run
     tau_interp          first epoch with train_acc >= 0.995, None if never
     repair_gap          val_acc(final) - val_acc(tau_interp), None if never interpolated
 
-Per group (runs identical except for sigma_w):
+Across the sigma_w of one group (runs identical except for sigma_w):
 
     spread              max - min of selected_test_acc across sigma_w
     norm_slope          least-squares slope of log final kernel norm against log sigma_w
                         (radial memory: ~1 when the final norm stays proportional to the initial
                         one, ~0 when every run ends at a common norm)
+
+(``implicitbias.validation.analysis`` computes them per seed and over seeds.)
+
+Statistics over seeds of these numbers: ``implicitbias.numerics.metrics.resampling``.
 
 Source: Das et al., arXiv 2605.29152 (the metrics of Spec B, section 1).
 """
@@ -36,7 +40,6 @@ __all__ = [
     "spread",
     "norm_slope",
     "run_summary",
-    "group_summary",
 ]
 
 INTERPOLATION_THRESHOLD = 0.995
@@ -106,15 +109,4 @@ def run_summary(history: Sequence[Mapping]) -> dict:
         "final_test_acc": float(final["test_acc"]),
         "initial_kernel_norm": float(history[0].get("kernel_norm", math.nan)),
         "final_kernel_norm": float(final["kernel_norm"]),
-    }
-
-
-def group_summary(sigma_ws: Sequence[float], histories: Sequence[Sequence[Mapping]]) -> dict:
-    """Spread of the validation-selected test accuracy and the norm slope across sigma_w."""
-    runs = [run_summary(h) for h in histories]
-    return {
-        "spread": spread([r["selected_test_acc"] for r in runs]),
-        "norm_slope": norm_slope(sigma_ws, [r["final_kernel_norm"] for r in runs]),
-        "all_interpolate": all(r["tau_interp"] is not None for r in runs),
-        "runs": runs,
     }

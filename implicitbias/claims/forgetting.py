@@ -1,0 +1,288 @@
+"""What Spec B's claims C1-C7 share: the experiment tiers, the roles of their groups, the shared
+thresholds and the wording of CIs and failures.
+
+Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
+
+A *tier* is one experimental design, a packaged sweep spec (``validation/specs``): its
+``[[grid]]`` blocks are settings (optimiser, learning rate, batch size, decay, horizon) named for
+the roles they play, each over the spec's sigma_w x seed grid; with ``options.batched`` a block
+trains as one ensemble (``validation.batched``: bit-for-bit the solo runs on the toy MLP).  Users
+sweep and analyse the same design (``implicitbias sweep default``, ``implicitbias analyse
+default``) and get the report's cells and verdicts.  A claim measures the blocks it needs
+through ``ctx.map`` (cached, resumable, fingerprinted) and judges what they show; the same rule
+judges every tier, and ``implicitbias analyse`` judges a sweep's runs with it.
+
+Roles are inferred from the groups themselves (:func:`roles`), so tiers and user sweeps are read
+the same way:
+
+- baseline: plain SGD (``sgd``, no decay) at the smallest learning rate, at the most common batch
+  size, shortest horizon (low-lr SGD, C1);
+- longer: the baseline's setting at longer horizons (C2);
+- adaptive: Adam / AdamW / RMSProp / sign / Muon groups in the baseline's setting otherwise (C3);
+- forgetters: plain SGD at a larger learning rate, and SGD-family groups with L2 decay (C4);
+- batch series: plain SGD at the baseline's learning rate and horizon over batch sizes (C5);
+- deep: ResNet-56 / ResNet-110 groups (C6).
+
+Tiers: ``default.toml`` (the report's default: the BatchNorm MLP on MNIST-1D, minutes) and
+``fashion_mnist_cpu.toml`` (a narrow BatchNorm ResNet-9 on a Fashion-MNIST subset plus
+ResNet-56/110, hours on a CPU: ``benchmarks/run_fashion_mnist_tier.py``; report tier ``full``).
+Every low-lr SGD run of the toy tier interpolates (>= 99.5% training accuracy) within its horizon.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict
+from implicitbias.validation.analysis import Group, family, group_runs
+from implicitbias.validation.batched import GROUP_KIND, execute_group
+from implicitbias.validation.groups import setting
+from implicitbias.validation import run as run_mod
+
+__all__ = [
+    "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
+    "measure_groups", "SPREAD", "MIN_SEEDS", "ALPHA", "DEEP", "with_end_of_training", "fmt_ci", "fmt_failures",
+    "overview", "judge_runs", "judge_groups",
+]
+
+DEEP = ("resnet56", "resnet110")
+_OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum")
+_ALWAYS_FREE = ("eval_every", "eval_dense_until")  # how often a run is evaluated never changes its training
+
+SPREAD = Threshold(5.0, "points of test accuracy between best and worst sigma_w (seed means): well above the "
+                        "~2-point range that test-set noise leaves in the mean of >= 3 seeds, and a fifth of the "
+                        "26.5 points the source reports for low-lr SGD")
+MIN_SEEDS = Threshold(3, "a bootstrap CI over fewer seeds is no interval at all")
+ALPHA = Threshold(0.05, "one-sided level of the exact permutation tests")
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One experimental design: a packaged sweep spec whose ``[[grid]]`` labels are the blocks."""
+
+    spec: str
+    name: str
+    description: str
+    blocks: Mapping[str, tuple[dict, ...]]
+    options: Mapping[str, Any]
+    ensembles: bool
+
+    def configs(self, block: str) -> list[dict]:
+        """The canonical run configs of ``block``, in the spec's order."""
+        return list(self.blocks[block])
+
+    @property
+    def sigma_w(self) -> list[float]:
+        return sorted({c["sigma_w"] for cs in self.blocks.values() for c in cs})
+
+    @property
+    def seeds(self) -> list[int]:
+        return sorted({c["seed"] for cs in self.blocks.values() for c in cs})
+
+    def cost(self, block: str) -> float:
+        """Relative cost of a block (runs x epochs x training images x width^2), to start long ones first."""
+        c = self.blocks[block]
+        return len(c) * c[0]["epochs"] * (c[0]["train_size"] or 1000) * c[0]["width"] ** 2
+
+
+@functools.cache
+def tier(spec: str) -> Tier:
+    """The tier of a packaged spec (``validation/specs/<spec>.toml``), loaded once per process.
+
+    Its blocks are the spec's ``[[grid]]`` labels; ``options.batched`` makes every block one
+    ensemble (otherwise every run is its own cell); the other options are runtime options.
+    """
+    from implicitbias.validation.sweep import load_spec
+
+    s = load_spec(spec)
+    blocks: dict[str, list[dict]] = {}
+    for label, config in s.runs:
+        blocks.setdefault(label, []).append(config)
+    options = {k: v for k, v in s.options.items() if k != "batched"}
+    return Tier(spec, s.name, s.description, {k: tuple(v) for k, v in blocks.items()}, options,
+                bool(s.options.get("batched")))
+
+
+TOY = "default"  # validation/specs/default.toml: the report's default tier
+FASHION_MNIST = "fashion_mnist_cpu"  # validation/specs/fashion_mnist_cpu.toml: report tier full
+REPORT_TIERS = {"default": (TOY,), "gpu": (TOY,), "full": (TOY, FASHION_MNIST)}  # the specs each report tier runs
+
+
+def shallow_blocks(spec: str) -> tuple[str, ...]:
+    """The blocks of a tier other than the deep ResNets (C6 runs those on its own)."""
+    return tuple(b for b, cs in tier(spec).blocks.items() if cs[0]["arch"] not in DEEP)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A claim's typed config: which blocks of which tiers (packaged specs) it measures, one
+    Evidence per tier; ``None`` as the blocks means every block but the deep ResNets."""
+
+    tiers: tuple[tuple[str, tuple[str, ...] | None], ...]
+
+    def resolved(self) -> list[tuple[Tier, tuple[str, ...]]]:
+        return [(tier(spec), shallow_blocks(spec) if blocks is None else blocks) for spec, blocks in self.tiers]
+
+
+class GroupClaim(Claim):
+    """A Spec B claim: judged from groups of runs, whether a tier's blocks or any sweep's runs.
+
+    ``evidence(groups, label)`` reads its groups' roles (:func:`roles`) and measures what it
+    judges; ``measure`` trains (or reads) the blocks of its plan's tiers and calls it, one
+    Evidence per tier; ``implicitbias analyse`` calls it on a sweep's runs.
+    """
+
+    def evidence(self, groups: Sequence[Group], label: str = "") -> Evidence:
+        raise NotImplementedError
+
+    def measure(self, ctx, config: Plan) -> list[Evidence]:
+        return [self.evidence(measure_groups(ctx, t, blocks), t.name) for t, blocks in config.resolved()]
+
+
+def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
+    """Train (or read from the store) the runs of ``blocks`` of ``tier``; their groups.
+
+    With ``tier.ensembles`` each block is one ensemble (kind ``validation.ensemble``), costly
+    blocks submitted first so a pool of workers finishes together; otherwise every run is its
+    own cell (kind ``validation.run``, the records ``implicitbias sweep`` writes too).
+    """
+    if not tier.ensembles:
+        configs = [c for b in blocks for c in tier.configs(b)]
+        records = ctx.map(run_mod.KIND, functools.partial(run_mod.execute, options=dict(tier.options)), configs,
+                          desc=f"{tier.name} runs")
+        return group_runs(list(zip(configs, records)))
+    order = sorted(blocks, key=tier.cost, reverse=True)
+    cells = [{"runs": tier.configs(b)} for b in order]
+    records = ctx.map(GROUP_KIND, functools.partial(execute_group, options=dict(tier.options)), cells,
+                      desc=f"{tier.name} ensembles")
+    runs = {b: list(zip(cell["runs"], record["records"])) for b, cell, record in zip(order, cells, records)}
+    return group_runs([run for b in blocks for run in runs[b]])
+
+
+# -- roles of groups ---------------------------------------------------------------------------
+@dataclass
+class Roles:
+    """The groups of a set of runs by the part they play in the claims (module docstring)."""
+
+    baseline: Group | None = None
+    longer: list[Group] = field(default_factory=list)
+    adaptive: list[Group] = field(default_factory=list)
+    forgetters: list[Group] = field(default_factory=list)
+    batch_series: list[Group] = field(default_factory=list)
+    deep: list[Group] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+
+
+def _same(a: Group, b: Group, free: Sequence[str]) -> bool:
+    keys = (*free, *_ALWAYS_FREE)
+    return setting(a.setting, keys) == setting(b.setting, keys)
+
+
+def _most_common(values: Sequence) -> Any:
+    return max(sorted(set(values)), key=values.count)
+
+
+def roles(groups: Sequence[Group]) -> Roles:
+    """Assign each group its role (module docstring); groups that play none are left out."""
+    groups = list(groups)
+    shallow = [g for g in groups if g.setting["arch"] not in DEEP]
+    out = Roles(deep=[g for g in groups if g.setting["arch"] in DEEP], groups=groups)
+    plain = [g for g in shallow if g.setting["optimizer"] == "sgd" and g.setting["weight_decay"] == 0]
+    if not plain:
+        return out
+    batch = _most_common([g.setting["batch_size"] for g in shallow])
+    lr0 = min(g.setting["lr"] for g in plain)
+    low = [g for g in plain if g.setting["lr"] == lr0]
+    at_batch = [g for g in low if g.setting["batch_size"] == batch] or low
+    base = out.baseline = min(at_batch, key=lambda g: g.setting["epochs"])
+    out.longer = sorted((g for g in low if _same(g, base, ("epochs",)) and g.setting["epochs"] > base.setting["epochs"]),
+                        key=lambda g: g.setting["epochs"])
+    out.adaptive = [g for g in shallow if family(g.setting) == "adaptive" and _same(g, base, _OPTIMISER_KEYS)]
+    out.forgetters = [g for g in shallow if _same(g, base, _OPTIMISER_KEYS) and g is not base and (
+        family(g.setting) == "sgd_l2" or (g.setting["optimizer"] == "sgd" and g.setting["lr"] > lr0))]
+    out.batch_series = sorted((g for g in low if _same(g, base, ("batch_size",))), key=lambda g: g.setting["batch_size"])
+    return out
+
+
+def with_end_of_training(selected: Verdict, end: Verdict) -> Verdict:
+    """The verdict on the validation-selected spread (the spec's measure), its reason also saying
+    what the same rule gives on the end-of-training spread (the interpolating predictor)."""
+    return Verdict(selected.verdict, f"{selected.reason}; on the end-of-training spread: {end.verdict}",
+                   selected.measured, {**selected.numbers, "end_of_training": end.verdict})
+
+
+# -- wording -----------------------------------------------------------------------------------
+def fmt_ci(ci: Mapping, unit: str = "", seeds: bool = True) -> str:
+    """``12.3 [9.1, 15.0] pts, 4 seeds``: an estimate with its 95% CI and n."""
+    if ci["n"] == 0 or math.isnan(ci["estimate"]):
+        return "n/a (no seeds)"
+    tail = f", {ci['n']} seed{'s' if ci['n'] != 1 else ''}" if seeds else ""
+    return f"{ci['estimate']:.2f} [{ci['lo']:.2f}, {ci['hi']:.2f}]{unit}{tail}"
+
+
+def fmt_failures(summary: Mapping) -> str:
+    """Interpolated and diverged counts of a group summary, naming the diverged runs."""
+    text = f"{summary['n_interpolated']}/{summary['n_runs']} interpolate"
+    diverged = [r for r in summary["runs"] if r["diverged_epoch"] is not None]
+    if diverged:
+        named = "; ".join(f"sigma_w {r['sigma_w']:g} seed {r['seed']} at epoch {r['diverged_epoch']}: {r['diverged_reason']}"
+                          for r in diverged[:3])
+        more = f"; {len(diverged) - 3} more" if len(diverged) > 3 else ""
+        text += f", {len(diverged)} diverged (left out: {named}{more})"
+    return text
+
+
+def overview(ctx, groups: Sequence[Group], name: str) -> str:
+    """Markdown: one row per group (runs, failures, interpolation, spreads and slope with CIs, clocks)
+    and the figure of end-of-training spread against each family's governing clock."""
+    from implicitbias.claims.c7_clocks_order_the_spreads import clock_points
+    from implicitbias.claims.forgetting_figures import clock_figure
+    from implicitbias.figures import markdown_table
+    from implicitbias.theory.clocks import CLOCKS
+    from implicitbias.validation.analysis import summarise
+
+    rows = []
+    for g in groups:
+        s = summarise(g)
+        taus = [r["tau_interp"] for r in s["runs"] if r["tau_interp"] is not None]
+        rows.append([s["label"], f"{s['n_runs']} ({s['n_diverged']} diverged)", f"{s['n_interpolated']}/{s['n_runs']}",
+                     f"{min(taus)}-{max(taus)}" if taus else "-", fmt_ci(s["spread_selected"], seeds=False),
+                     fmt_ci(s["spread_final"], seeds=False), fmt_ci(s["norm_slope"], seeds=False),
+                     *(f"{s['clocks'][c]:.3g}" for c in CLOCKS), s["governing"]])
+    points = [p for p in clock_points(groups) if p["clock"] > 0]
+    figure = f"![spread vs clock]({ctx.link(clock_figure(ctx, points, name))})" if points else ""
+    return "\n".join([
+        "Spread = best minus worst seed-mean test accuracy across sigma_w (points), at the checkpoint of minimum "
+        "validation loss (selected) and at the end; 95% bootstrap CIs over seeds; slope = d log||W_final|| / "
+        "d log sigma_w; interpolation = 99.5% training accuracy (epochs: first reached, over all runs). Diverged "
+        "runs are counted and left out of spreads and slopes.", "",
+        markdown_table(["group", "runs", "interpolate", "interp. epochs", "spread selected [CI]", "spread end [CI]",
+                        "norm slope [CI]", *CLOCKS, "governing"], rows), "", figure, ""])
+
+
+def judge_runs(ctx, runs: Sequence[tuple[dict, dict]], title: str) -> str:
+    """Markdown of ``implicitbias analyse``: the groups of ``runs`` and every Spec B claim judged on them."""
+    return judge_groups(ctx, group_runs(runs), title)
+
+
+def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> str:
+    """Markdown: the overview of ``groups`` and every Spec B claim judged on them (claims table first)."""
+    from implicitbias.claims import registry
+    from implicitbias.figures import markdown_table
+
+    if not groups:
+        return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC`)."
+    rows, details = [], []
+    for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
+        evidence = claim.evidence(groups, label)
+        verdict = claim.judge(evidence)
+        rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
+        details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
+                    claim.render(ctx, evidence, verdict), ""]
+    return "\n".join([f"# Analysis: {title}", "", "## Claims", "",
+                      markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
+                      "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])

@@ -1,0 +1,73 @@
+"""Synthetic run records for Spec B's verdict tests: every number is set by the test, not trained.
+
+A record has the layout ``validation.run.train`` writes: epoch 0 at initialisation, then one row
+per epoch with train/val/test accuracy, validation loss, kernel norm and cumulative clocks.  The
+validation loss is lowest at ``selected_epoch``, where the test accuracy is ``selected``; the
+last row has test accuracy ``final``.  Training accuracy reaches ``train_acc`` at epoch ``tau``
+(``tau=None``: it stays at ``train_acc`` < 99.5% throughout).
+"""
+
+from __future__ import annotations
+
+from implicitbias.theory.clocks import forgetting_clocks
+from implicitbias.validation.run import canonical_config
+
+SIGMAS = (0.25, 0.5, 1.0, 2.5)
+SEEDS = (0, 1, 2, 3)
+BASE = {"dataset": "synthetic", "data_size": 300, "arch": "mlp", "width": 0.25, "optimizer": "sgd", "lr": 0.1,
+        "batch_size": 64, "epochs": 6}
+
+
+def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, norm1=None, diverged=None,
+           selected_epoch=3, n_train=1000):
+    """One run record (see the module docstring); accuracies as fractions, ``diverged=(epoch, reason)``."""
+    c = canonical_config(config)
+    E = c["epochs"]
+    final = selected if final is None else final
+    norm0 = 10.0 * c["sigma_w"] if norm0 is None else norm0
+    norm1 = norm0 if norm1 is None else norm1
+    clocks = forgetting_clocks(c["optimizer"], c["lr"], c["batch_size"], n_train, E, c["weight_decay"])
+    history = []
+    for e in range(E + 1):
+        reached = tau is not None and e >= tau
+        history.append({
+            "epoch": e, "train_loss": 0.1, "train_acc": 0.1 if e == 0 else (max(train_acc, 0.995) if reached else
+                                                                            min(train_acc, 0.99)),
+            "val_loss": 1.0 if e == selected_epoch else 2.0 + 0.01 * e, "val_acc": 0.5,
+            "test_acc": selected if e == selected_epoch else (final if e == E else 0.3),
+            "kernel_norm": norm0 + (norm1 - norm0) * e / E,
+            "clocks": {k: (v[e - 1] if e else 0.0) for k, v in clocks.cumulative.items()},
+        })
+    summary = {"governing_clock": clocks.governing, "clocks": clocks.total, "diverged_epoch": None,
+               "diverged_reason": None}
+    status = "done"
+    if diverged is not None:
+        epoch, reason = diverged
+        history = history[: epoch + 1]
+        history[-1]["train_loss"] = None
+        summary.update(diverged_epoch=epoch, diverged_reason=reason)
+        status = "diverged"
+    return c, {"status": status, "summary": summary, "history": history}
+
+
+def group(setting=None, *, accuracy, sigmas=SIGMAS, seeds=SEEDS, **kw):
+    """The runs of one setting: ``accuracy(sigma, seed)`` -> selected accuracy (or (selected, final));
+    other keyword arguments go to :func:`record` (callables of (sigma, seed) are evaluated)."""
+    runs = []
+    for s in sigmas:
+        for k in seeds:
+            acc = accuracy(s, k)
+            selected, final = acc if isinstance(acc, tuple) else (acc, acc)
+            extra = {key: (v(s, k) if callable(v) else v) for key, v in kw.items()}
+            runs.append(record({**BASE, **(setting or {}), "sigma_w": s, "seed": k}, selected=selected, final=final, **extra))
+    return runs
+
+
+def remembering(s, k):
+    """Selected accuracy falling by 20 points from the smallest to the largest sigma_w (+-0.5 pt by seed)."""
+    return 0.6 - 0.08 * (s - 0.25) + 0.005 * ((k % 3) - 1)
+
+
+def forgetting(s, k):
+    """Accuracy independent of sigma_w up to +-1 point of noise."""
+    return 0.6 + 0.01 * (((k + 3 * int(4 * s)) % 3) - 1)

@@ -1,0 +1,61 @@
+"""C6 (deep ResNets at large sigma_w fail to interpolate): the rule on synthetic records."""
+
+from spec_b_records import group
+
+from implicitbias.claims.c6_deep_nets_fail_to_interpolate import CLAIM
+from implicitbias.validation.analysis import group_runs
+
+SEEDS = (0, 1, 2)
+
+
+def deep(arch, interpolates, diverged=None):
+    """``interpolates(sigma, seed)`` -> bool, at sigma_w 0.25 and 2.5."""
+    return group({"arch": arch, "width": 0.25, "dataset": "synthetic"}, sigmas=(0.25, 2.5), seeds=SEEDS,
+                 accuracy=lambda s, k: 0.8, tau=lambda s, k: 3 if interpolates(s, k) else None,
+                 train_acc=lambda s, k: 1.0 if interpolates(s, k) else 0.6, diverged=diverged)
+
+
+def verdict(*groups):
+    return CLAIM.judge(CLAIM.evidence(group_runs([r for g in groups for r in g]), "synthetic"))
+
+
+def test_agrees_when_the_largest_sigma_fails_everywhere():
+    v = verdict(deep("resnet56", lambda s, k: s < 1), deep("resnet110", lambda s, k: s < 1))
+    assert v.verdict == "agrees"
+    assert "Fisher exact p = 0.05 (n = 3 seeds each)" in v.measured
+
+
+def test_diverged_runs_count_as_failures_and_are_shown():
+    v = verdict(deep("resnet56", lambda s, k: s < 1,
+                     diverged=lambda s, k: (2, "training accuracy 0.100 at chance") if s > 1 and k == 0 else None))
+    assert v.verdict == "agrees" and "(1 diverged)" in v.measured
+
+
+def test_disagrees_when_large_sigma_interpolates_too():
+    v = verdict(deep("resnet56", lambda s, k: True), deep("resnet110", lambda s, k: s < 1))
+    assert v.verdict == "disagrees" and "resnet56" in v.reason
+
+
+def test_inconclusive_when_small_sigma_does_not_interpolate_either():
+    v = verdict(deep("resnet110", lambda s, k: False))
+    assert v.verdict == "inconclusive"
+
+
+def test_inconclusive_on_mixed_seeds():
+    v = verdict(deep("resnet110", lambda s, k: s < 1 or k == 0))
+    assert v.verdict == "inconclusive"
+
+
+def test_not_run_without_deep_groups():
+    v = CLAIM.judge(CLAIM.evidence(group_runs(group(accuracy=lambda s, k: 0.5)), ""))
+    assert v.verdict == "not run"
+
+
+def test_render_draws_training_curves_at_both_ends(tmp_path):
+    from implicitbias.claims import Context
+
+    ev = CLAIM.evidence(group_runs(deep("resnet56", lambda s, k: s < 1)), "synthetic")
+    md = CLAIM.render(Context(store=None, out=tmp_path, progress=False), ev, CLAIM.judge(ev))
+    assert "c6_synthetic.png" in md
+    rows = (tmp_path / "figures" / "c6_synthetic.csv").read_text().splitlines()
+    assert rows[0] == "group,sigma_w,seed,epoch,train_acc" and len(rows) == 1 + 6 * 7  # 6 runs x epochs 0..6
