@@ -21,8 +21,11 @@ requested depths together:
    p(L) without moving (S_p of its explicit matrix, an upper bound on its local minimum); the
    best branches within ``WINDOW`` of the best such value (at most ``MAX_POLISHED``) are
    polished at p(L) from there (the fine stages of the continuation), and the best verified
-   matrix is the cell's value.  Branches are found with the coarse stages only (``COARSE_SCHEDULE``,
-   about 1e-4 accurate): enough to tell basins apart, a third of the cost.
+   matrix is the cell's value, after a last refinement at fixed rank with the exact objective
+   (``solver.refine_exact``) of the polished branches within ``CLOSE`` of the best that moved
+   (a rigid structure, e.g. the K-gon at large depth, is already exact).
+   Branches are found with the coarse stages only (``COARSE_SCHEDULE``, about 1e-4 accurate):
+   enough to tell basins apart, a third of the cost.
 
 L = ``math.inf`` is the p -> 0 objective, ordered by (rank, sum log sigma) (Theorem 3.2).
 Every start is seeded from ``seed``; the same (K, depths, effort, seed) gives the same result.
@@ -46,6 +49,7 @@ from implicitbias.numerics.maxmargin.solver import (
     feasible_directions,
     polish,
     random_gram,
+    refine_exact,
     verify,
 )
 from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
@@ -67,6 +71,7 @@ __all__ = [
 SEARCH_DEPTHS = (2, 3, 4, 6, 9, 12)  # where starts are polished into branches (fixed: grid-independent)
 WINDOW = 0.05  # branches within 5% (unpolished) of the best are polished at each depth ...
 MAX_POLISHED = 4  # ... at most this many of them
+CLOSE = 1e-3  # polished branches this close to the best get the exact fixed-rank refinement
 PRUNE = 0.10  # a structured start is polished at a search depth only within 10% (unpolished) of the best start there
 CODES_PER_RANK = 2  # repulsion codes per rank and unit of effort (the Riesz energy has several local minima)
 SMALL_K = 16  # up to here the default searches fully (the self-consistency table covers K <= 16)
@@ -203,9 +208,16 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
         p = depth_exponent(L)
         keyed = sorted(((verify(b.Z, p).key, i) for i, b in enumerate(pool)))
         chosen = [pool[i] for key, i in keyed if _within(key, keyed[0][0], p, WINDOW)][:how.max_polished]
-        sols = [polish(b.Z, p, b.start, WARM_SCHEDULE) for b in chosen]
-        solves += len(chosen)
-        best[L] = min(sols, key=lambda s: s.key)
+        polished = sorted(((polish(b.Z, p, b.start, WARM_SCHEDULE), verify(b.Z, p).key) for b in chosen),
+                          key=lambda sk: sk[0].key)
+        refined = []
+        for sol, unmoved in polished:
+            if not _within(sol.key, polished[0][0].key, p, CLOSE) or any(_same(sol, r) for r in refined):
+                continue
+            rigid = sol.key[-1] >= unmoved[-1] * (1 - 1e-12)  # polishing found nothing below the branch
+            refined.append(sol if rigid else refine_exact(sol))
+        solves += len(chosen) + len(refined)
+        best[L] = min(refined, key=lambda s: s.key)
     return SearchResult(K, list(depths), best, pool, [label for label, _ in labelled], solves, effort,
                         seed if isinstance(seed, int) else 0)
 
