@@ -11,7 +11,7 @@ Printed: the table (rows K, columns L): ``=`` where the default value equals the
 relative 1e-6, else the relative excess of the default over the best; the summary (cells, how
 many equal, the largest excess, which effort/seed found each better value) and CPU time per
 effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
-[--emax 8] [--seeds 5] [--store PATH].
+[--emax 8] [--seeds 5] [--store PATH] [--workers 2].
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import collections
 import os
 import time
 
+from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.search import SEARCH_KIND, search_cell
 from implicitbias.store import Store, default_store_path
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--emax", type=int, default=8)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--store", default=None)
+    ap.add_argument("--workers", type=int, default=1, help="process pool size (1: in this process)")
     args = ap.parse_args()
     depths = list(range(2, args.lmax + 1))
     Ks = range(args.kmin, args.kmax + 1)
@@ -43,8 +45,10 @@ def main() -> None:
                for e in range(1, args.emax + 1) for s in range(args.seeds) for K in Ks]
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    with Store(args.store or default_store_path()) as store:
-        records = store.map(SEARCH_KIND, search_cell, configs, desc="self-consistency")
+    with Store(args.store or default_store_path()) as store, open_executor(
+        "process" if args.workers > 1 else "inline", args.workers
+    ) as executor:
+        records = store.map(SEARCH_KIND, search_cell, configs, executor=executor, desc="self-consistency")
     wall = time.perf_counter() - t0
     default = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
     best: dict = {}
