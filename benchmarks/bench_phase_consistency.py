@@ -11,7 +11,7 @@ Printed: the table (rows K, columns L): ``=`` where the default value equals the
 relative 1e-6, else the relative excess of the default over the best; the summary (cells, how
 many equal, the largest excess, which effort/seed found each better value) and CPU time per
 effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
-[--emax 8] [--seeds 5] [--store PATH] [--workers 2].
+[--emax 8] [--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT].
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--store", default=None)
     ap.add_argument("--workers", type=int, default=1, help="process pool size (1: in this process)")
+    ap.add_argument("--code", default=None,
+                    help="pin the records to this code fingerprint (a long sweep survives later edits that do not "
+                         "change what the search does for K <= 16; the default row is then recomputed with the "
+                         "current code and compared)")
     args = ap.parse_args()
     depths = list(range(2, args.lmax + 1))
     Ks = range(args.kmin, args.kmax + 1)
@@ -48,7 +52,11 @@ def main() -> None:
     with Store(args.store or default_store_path()) as store, open_executor(
         "process" if args.workers > 1 else "inline", args.workers
     ) as executor:
-        records = store.map(SEARCH_KIND, search_cell, configs, executor=executor, desc="self-consistency")
+        records = store.map(SEARCH_KIND, search_cell, configs, executor=executor, desc="self-consistency",
+                            code=args.code)
+        if args.code:
+            defaults = [c for c in configs if c["effort"] == 1 and c["seed"] == 0]
+            current = store.map(SEARCH_KIND, search_cell, defaults, executor=executor, desc="default, current code")
     wall = time.perf_counter() - t0
     default = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
     best: dict = {}
@@ -76,8 +84,14 @@ def main() -> None:
     cpu = collections.defaultdict(float)
     for c, r in zip(configs, records):
         cpu[c["effort"]] += r["cpu_seconds"]
+    same = "not pinned: one code"
+    if args.code:
+        pinned = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
+        equal = sum(pinned[r["K"]]["values"][L] == v for r in current for L, v in r["values"].items())
+        same = f"{equal} / {sum(len(r['values']) for r in current)} cells bit-identical"
     print(markdown_table(["quantity", "value"], [
         ["cells (K x L)", cells],
+        [f"default recomputed with the current code (records pinned to {args.code})", same],
         ["default equals the best (rel. 1e-6)", f"{cells - len(worse)} / {cells}"],
         ["largest relative excess of the default", f"{max((w[2] - w[3]) / w[3] for w in worse):.2e}" if worse else "0"],
         ["runs (efforts x seeds x K)", len(configs)],

@@ -32,7 +32,8 @@ Taylor with remainder on [1 - delta, 1 + delta]: sigma^p >= 1 + p (sigma - 1) - 
 c = p (1 - p)/2 (1 - delta)^(p - 2).  Summing:
     S_p(Zbar) >= (K - 1) + p u / K - c (K - 1)/K u^2 > K - 1   whenever 0 < u < p / ((K - 1) c),
 so NC is the unique minimum of P(K, L) on {u <= u_0} with the u_0 returned (a certified strict
-local optimum, for every K and every depth).
+local optimum, for every K and every depth).  Outside, u > u_0 and (i) give sum sigma >
+K - 1 + u_0/K, hence (bound 1 sharpened) S_p >= (K - 1 + u_0/K)^p everywhere (``local_bound``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import numpy as np
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.theory import params
 
-__all__ = ["nc_local_radius", "nuclear_bound", "three_class_bound", "triples_bound", "spectral_bound", "certified_lower_bound",
+__all__ = ["nc_local_radius", "local_bound", "nuclear_bound", "three_class_bound", "triples_bound", "spectral_bound", "certified_lower_bound",
            "monotone_bound"]
 
 
@@ -61,12 +62,17 @@ def triples_bound(K: int, p: float) -> float:
     return float(2 * (K * (K - 1) / 12) ** (p / 4)) if K >= 3 else 1.0
 
 
+def local_bound(K: int, p: float) -> float:
+    """min(K - 1, (K - 1 + u_0/K)^p): the nuclear-norm bound outside NC's certified radius u_0."""
+    return float(min(K - 1, (K - 1 + nc_local_radius(K, p) / K) ** p))
+
+
 def spectral_bound(K: int, p: float) -> tuple[float, str]:
-    """The largest of the three bounds at (K, p), and which one it is."""
+    """The largest of the bounds at (K, p), and which one it is."""
     K = params.integer("K", K, minimum=2, maximum=100_000)
     p = params.real("p", p, minimum=0, maximum=1, open_minimum=True)
     bounds = {"nuclear norm": nuclear_bound(K, p), "three classes": three_class_bound(K, p),
-              "all triples": triples_bound(K, p)}
+              "all triples": triples_bound(K, p), "nuclear norm outside NC's certified radius": local_bound(K, p)}
     name = max(bounds, key=bounds.get)
     return bounds[name], name
 

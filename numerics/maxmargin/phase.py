@@ -74,7 +74,7 @@ VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
 MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
-CROSSOVER_REFINE = 2  # rounds of re-polishing two adjacent optima at their estimated crossing
+CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
 def _depth(L) -> int | float:

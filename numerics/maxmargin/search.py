@@ -76,6 +76,7 @@ PRUNE = 0.10  # a structured start is polished at a search depth only within 10%
 CODES_PER_RANK = 2  # repulsion codes per rank and unit of effort (the Riesz energy has several local minima)
 SMALL_K = 16  # up to here the default searches fully (the self-consistency table covers K <= 16)
 LARGE_MAX_RANK = 12  # above SMALL_K the default's highest repulsion rank
+LARGE_SEARCH_DEPTHS = (2, 3, 5, 8, 12)  # above SMALL_K, the default's search depths
 MAX_EFFORT = 100
 SEARCH_KIND = "maxmargin.search-values"
 RANDOM = "random:"  # label prefix of the random starts, polished at every search depth
@@ -96,6 +97,9 @@ class Plan:
     max_rank: int  # ranks 2 .. max_rank get repulsion codes
     random_per_rank: int  # random Gram starts per rank 2 .. K - 1
     max_polished: int  # branches polished at each requested depth
+    search_depths: tuple = SEARCH_DEPTHS  # where starts become branches
+    close: float = CLOSE  # polished branches this close to the best are refined exactly
+    refine_iterations: int = 200  # SLSQP iterations of the exact refinement
 
 
 def plan(K: int, effort: int = 1) -> Plan:
@@ -104,8 +108,10 @@ def plan(K: int, effort: int = 1) -> Plan:
     Effort 1 (the default): ``CODES_PER_RANK`` repulsion codes per rank for ranks up to
     ceil(K/2) + 1 (the cross-polytope's rank plus one), no random starts, ``MAX_POLISHED``
     branches polished per depth.  Beyond ``SMALL_K`` classes the default halves the codes per
-    rank, stops at rank ``LARGE_MAX_RANK`` and polishes 2 branches per depth: the grid up to
-    K = 32 must stay near a minute (the trade-off is measured in benchmarks/RESULTS.md).
+    rank, stops at rank ``LARGE_MAX_RANK``, polishes 2 branches per depth, searches at the five
+    depths of ``LARGE_SEARCH_DEPTHS`` and refines only each depth's best, with 100 SLSQP
+    iterations: the grid up to K = 32 must stay near a minute (the trade-off is measured in
+    benchmarks/RESULTS.md; the self-consistency table covers K <= ``SMALL_K``).
     Effort e: e times the codes, ranks up to K - 1 from e = 2 on, and e - 1 random Gram starts
     per rank.
     """
@@ -116,6 +122,9 @@ def plan(K: int, effort: int = 1) -> Plan:
         max_rank=K - 1 if effort >= 2 else min(K - 1, top),
         random_per_rank=effort - 1,
         max_polished=MAX_POLISHED if small else 2,
+        search_depths=SEARCH_DEPTHS if small else LARGE_SEARCH_DEPTHS,
+        close=CLOSE if small else 0.0,
+        refine_iterations=200 if small else 100,
     )
 
 
@@ -188,7 +197,7 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
     depths = [math.inf if d == math.inf else params.real("L", d, minimum=1) for d in depths]
     labelled = starts(K, effort, seed, exclude_kgon)
     how = plan(K, effort)
-    search_depths = sorted(set(SEARCH_DEPTHS) | ({math.inf} if math.inf in depths else set()))
+    search_depths = sorted(set(how.search_depths) | ({math.inf} if math.inf in depths else set()))
     branches: dict = {d: [] for d in search_depths}
     solves = 0
     for d in search_depths:
@@ -212,10 +221,10 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
                           key=lambda sk: sk[0].key)
         refined = []
         for sol, unmoved in polished:
-            if not _within(sol.key, polished[0][0].key, p, CLOSE) or any(_same(sol, r) for r in refined):
+            if not _within(sol.key, polished[0][0].key, p, how.close) or any(_same(sol, r) for r in refined):
                 continue
             rigid = sol.key[-1] >= unmoved[-1] * (1 - 1e-12)  # polishing found nothing below the branch
-            refined.append(sol if rigid else refine_exact(sol))
+            refined.append(sol if rigid else refine_exact(sol, maxiter=how.refine_iterations))
         solves += len(chosen) + len(refined)
         best[L] = min(refined, key=lambda s: s.key)
     return SearchResult(K, list(depths), best, pool, [label for label, _ in labelled], solves, effort,
