@@ -39,25 +39,29 @@ from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.numerics.ufm.deep_ufm import gaussian_init
 from implicitbias.theory import params
 
-__all__ = ["KIND", "census_config", "batched_gd", "batched_loss", "census_cell"]
+__all__ = ["KIND", "gd_settings", "census_config", "batched_gd", "batched_loss", "census_cell"]
 
 KIND = "maxmargin.gd-census-v1"
 
 
-def census_config(K: int, L: int, seeds: int = 32, d: int | None = None, scale: float = 0.1, lr: float = 0.005,
-                  steps: int = 8000, loss_target: float = 1e-250) -> dict:
-    """Canonical config of one census cell (d defaults to 2K); bad input -> ParameterError."""
+def gd_settings(K: int, L: int, d: int | None = None, scale: float = 0.1, lr: float = 0.005, steps: int = 8000,
+                loss_target: float = 1e-250) -> dict:
+    """Validated GD settings on the deep UFM (width d defaults to 2K), shared with ``gd_crosscheck``."""
     K = params.integer("K", K, minimum=2, maximum=64)
     return {
         "K": K,
-        "L": params.integer("L", L, minimum=1, maximum=32),
-        "seeds": params.integer("seeds", seeds, minimum=1, maximum=4096),
+        "L": params.integer("L", L, minimum=1, maximum=64),
         "d": params.integer("d", 2 * K if d is None else d, minimum=K, maximum=1024),
         "scale": params.real("scale", scale, minimum=0, open_minimum=True),
         "lr": params.real("lr", lr, minimum=0, open_minimum=True),
         "steps": params.integer("steps", steps, minimum=1, maximum=10**6),
         "loss_target": params.real("loss_target", loss_target, minimum=0),
     }
+
+
+def census_config(K: int, L: int, seeds: int = 32, **settings) -> dict:
+    """Canonical config of one census cell (``gd_settings`` and the number of seeds)."""
+    return {**gd_settings(K, L, **settings), "seeds": params.integer("seeds", seeds, minimum=1, maximum=4096)}
 
 
 def batched_loss(factors: list[torch.Tensor]) -> torch.Tensor:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 
+from implicitbias.numerics.maxmargin.gd_census import gd_settings
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify
 from implicitbias.numerics.maxmargin.search import search
@@ -39,28 +40,9 @@ __all__ = ["KIND", "crosscheck_config", "gd_crosscheck"]
 KIND = "maxmargin.gd-crosscheck-v2"
 
 
-def crosscheck_config(
-    K: int,
-    L: int,
-    d: int | None = None,
-    scale: float = 0.1,
-    lr: float = 0.005,
-    steps: int = 8000,
-    loss_target: float = 1e-250,
-    seed: int = 0,
-) -> dict:
-    """Canonical config of one cross-check cell (d defaults to 2K); bad input -> ParameterError."""
-    K = params.integer("K", K, minimum=2, maximum=64)
-    return {
-        "K": K,
-        "L": params.integer("L", L, minimum=1, maximum=64),
-        "d": params.integer("d", 2 * K if d is None else d, minimum=K, maximum=1024),
-        "scale": params.real("scale", scale, minimum=0, open_minimum=True),
-        "lr": params.real("lr", lr, minimum=0, open_minimum=True),
-        "steps": params.integer("steps", steps, minimum=1, maximum=10**6),
-        "loss_target": params.real("loss_target", loss_target, minimum=0),
-        "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1),
-    }
+def crosscheck_config(K: int, L: int, seed: int = 0, **settings) -> dict:
+    """Canonical config of one cross-check cell (``gd_census.gd_settings`` and the seed)."""
+    return {**gd_settings(K, L, **settings), "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1)}
 
 
 def gd_crosscheck(config: dict) -> dict:
