@@ -8,7 +8,8 @@ From the column records of ``implicitbias.numerics.maxmargin.phase`` (one per K,
 - ``phase_atlas.npz``: the best matrix Zbar of every cell (unit margin; key ``K{K}_L{L}``), with
   ``names`` and ``keys`` arrays naming each one;
 - ``phase_heatmap.png``: verdict, rank of the best matrix and its gap to the certified bound;
-- ``phase_structures.png``: the structure map, cells coloured by structure, rank written in;
+- ``phase_structures.png``: the structure map, cells coloured by structure (unnamed codes by
+  rank), rank written in;
 - ``phase_codes_rank2.png`` / ``phase_codes_rank3.png``: the class vectors of every rank-2 and
   rank-3 optimum (one panel per K and structure);
 - ``phase_crossovers.csv``: continuous-depth ties between every pair of structures optimal
@@ -34,6 +35,7 @@ __all__ = [
     "cell_rows",
     "draw_heatmap",
     "draw_structure_map",
+    "structure_family",
     "draw_codes",
     "cells_markdown",
     "boundary_markdown",
@@ -116,26 +118,38 @@ def draw_heatmap(cells, path: Path) -> Path:
     })
 
 
+def structure_family(cell) -> str:
+    """The colour class of a cell in the structure map: NC, the K-gons, the cross-polytopes, each
+    named polytope, and the unnamed codes grouped by rank."""
+    s = cell["best"]["structure"]
+    if s["key"] == "kgon":
+        return "regular K-gon"
+    if s["key"] == "cross_polytope":
+        return "cross-polytope (+ singleton for odd K)"
+    return s["name"] if s["key"] else f"unnamed rank-{cell['best']['rank']} code"
+
+
 def draw_structure_map(cells, path: Path) -> Path:
-    """Cells coloured by the name of their best structure, its rank written in each cell."""
+    """Cells coloured by the family of their best structure (``structure_family``), rank written in."""
     cells, Ks, Ls = _grid(cells)
-    names = sorted({c["best"]["structure"]["name"] for c in cells},
-                   key=lambda n: (min(c["best"]["rank"] for c in cells if c["best"]["structure"]["name"] == n), n))
+    families = sorted({structure_family(c) for c in cells},
+                      key=lambda f: (f.startswith("unnamed"), -max(c["best"]["rank"] for c in cells
+                                                                  if structure_family(c) == f), f))
     grid = np.full((len(Ls), len(Ks)), np.nan)
     for c in cells:
-        grid[Ls.index(c["L"]), Ks.index(c["K"])] = names.index(c["best"]["structure"]["name"])
-    colours = plt.get_cmap("tab20", max(len(names), 2))
-    cmap = plt.matplotlib.colors.ListedColormap([colours(i % 20) for i in range(len(names))])
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(names)))
-    ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(names) - 0.5, extent=_extent(Ks, Ls), aspect="auto")
+        grid[Ls.index(c["L"]), Ks.index(c["K"])] = families.index(structure_family(c))
+    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
+    cmap = plt.matplotlib.colors.ListedColormap([palette[i % len(palette)] for i in range(len(families))])
+    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(families)))
+    ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(families) - 0.5, extent=_extent(Ks, Ls), aspect="auto")
     for c in cells:
         ax.text(c["K"], c["L"], str(c["best"]["rank"]), ha="center", va="center", fontsize=6)
-    ax.legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=n) for i, n in enumerate(names)],
+    ax.legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=f) for i, f in enumerate(families)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="best structure")
     ax.set_title("structure map of P(K, L): the best matrix of each cell, named from its invariants (rank written in)")
     _axes(ax)
     return save_figure(fig, path, {
-        "K": [c["K"] for c in cells], "L": [c["L"] for c in cells],
+        "K": [c["K"] for c in cells], "L": [c["L"] for c in cells], "family": [structure_family(c) for c in cells],
         "structure": [c["best"]["structure"]["name"] for c in cells], "rank": [c["best"]["rank"] for c in cells],
     })
 
