@@ -1,0 +1,58 @@
+"""Calibrate the clock law that ``implicitbias predict`` ships (``validation/clock_law.json``).
+
+Measures C7 on the report's default tier (the toy tier's groups and the clock-collapse grid,
+``validation/specs/default.toml`` and ``collapse.toml``; trained or read from the store), fits per
+optimiser family the monotone law spread = f(log clock) on all groups
+(``claims.c7_clocks_collapse_the_spreads.law_of``) and writes the file with the groups that
+calibrated it, C7's verdict per family, the date and the commit; prints one line per family.
+
+    IMPLICITBIAS_STORE=.store.sqlite python benchmarks/calibrate_clock_law.py [--workers 2] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+from pathlib import Path
+
+from implicitbias.claims import Context
+from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, COLLAPSE, law_of
+from implicitbias.claims.forgetting import TOY, tier
+from implicitbias.executors import open_executor
+from implicitbias.store import Store
+from implicitbias.validation.clock_law import LAW_FILE
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--store", default=None, help="store file (default $IMPLICITBIAS_STORE)")
+    p.add_argument("--out", default=str(LAW_FILE))
+    a = p.parse_args()
+    plan = CLAIM.config("default")
+    with open_executor("process", a.workers) as executor:
+        ctx = Context(Store(a.store), executor=executor)
+        evidence = CLAIM.measure(ctx, plan)
+    families = {}
+    for ev in evidence:
+        verdict = CLAIM.judge(ev)
+        print(f"{ev.label}: {verdict.verdict}: {verdict.measured}")
+        if "test" in ev.data:
+            families[ev.data["family"]] = law_of(ev, verdict)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    specs = [tier(s) for s in (TOY, COLLAPSE)]
+    law = {
+        "calibrated_on": (f"toy tier (specs {', '.join(s.spec for s in specs)}): {specs[0].description}; "
+                          f"sigma_w {specs[0].sigma_w}, seeds {specs[0].seeds}; end-of-training spread of seed means"),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit or "unknown",
+        "families": families,
+    }
+    Path(a.out).write_text(json.dumps(law, indent=1) + "\n")
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
