@@ -42,10 +42,12 @@ def main() -> None:
         if "test" in ev.data:
             families[ev.data["family"]] = law_of(ev, verdict)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    specs = [tier(s) for s in (TOY, COLLAPSE)]
+    toy, grid = tier(TOY), tier(COLLAPSE)
+    n = sum(len(f["groups"]) for f in families.values())
     law = {
-        "calibrated_on": (f"toy tier (specs {', '.join(s.spec for s in specs)}): {specs[0].description}; "
-                          f"sigma_w {specs[0].sigma_w}, seeds {specs[0].seeds}; end-of-training spread of seed means"),
+        "calibrated_on": (f"{n} groups of the toy tier and its clock-collapse grid (validation/specs/{TOY}.toml, "
+                          f"{COLLAPSE}.toml; {grid.description}); sigma_w {toy.sigma_w} x seeds {toy.seeds} per group; "
+                          "end-of-training spread of seed-mean test accuracy"),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit or "unknown",
         "families": families,

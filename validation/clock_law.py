@@ -58,7 +58,7 @@ def predict_spread(law: Mapping, optimizer: str, weight_decay: float, clock: flo
     fam = family({"optimizer": optimizer, "weight_decay": weight_decay})
     entry = law["families"].get(fam)
     if entry is None or optimizer not in entry["optimizers"]:
-        calibrated = sorted(o for e in law["families"].values() for o in e["optimizers"])
+        calibrated = sorted({o for e in law["families"].values() for o in e["optimizers"]})
         return {"family": fam, "status": "uncalibrated", "calibrated": calibrated}
     lo, hi = entry["range"]
     out = {"family": fam, "clock": entry["clock"], "range": [lo, hi], "verdict": entry["verdict"],

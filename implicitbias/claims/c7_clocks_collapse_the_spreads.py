@@ -123,7 +123,8 @@ class C7(fg.GroupClaim):
         usable = [p for p in PREDICTORS if all(p != "steps" or not math.isnan(q["steps"]) for q in points)]
         y = [p["spread"]["estimate"] for p in points]
         if len(points) >= 3:
-            data["ordering"] = stratified_rank_test([([math.log(p["clock"]) for p in points], y)])
+            # log clocks rounded so that equal clocks summed in another order rank as ties
+            data["ordering"] = stratified_rank_test([([round(math.log(p["clock"]), 9) for p in points], y)])
             data["test"] = collapse({k: [p[k] for p in points] for k in usable}, y, reference="epochs")
         name = f"{label}: {family}" if label else family
         return Evidence(f"{family} family ({FAMILY_CLOCK[family]}), {len(points)} groups: held-out end-of-training "
@@ -147,7 +148,7 @@ class C7(fg.GroupClaim):
         measured = (f"{n} groups, epochs {min(epochs):g}-{max(epochs):g}; held-out error: {errors}; clock - epochs "
                     f"{fg.fmt_ci(diff, ' pts', seeds=False)} (95% CI over groups); {t['splits']} "
                     f"{'(all)' if t['exact'] else 'random'} half splits; Spearman rho(log clock, spread) "
-                    f"{o['rho'][0]:.2f}, exact p {o['p_less']:.3g} (falling)")
+                    f"{o['rho'][0]:.2f}, {'exact' if o['exact'] else 'Monte Carlo'} permutation p {o['p_less']:.3g} (falling)")
         numbers = {"n": n, "difference": diff["estimate"], "lo": diff["lo"], "hi": diff["hi"],
                    "error_clock": t["predictors"]["clock"]["error"]["estimate"],
                    "error_epochs": t["predictors"]["epochs"]["error"]["estimate"], "epoch_ratio": ratio}

@@ -45,4 +45,6 @@ def run(args) -> int:
     b0, b1 = p["band"]
     print(f"predicted end-of-training spread across sigma_w: {p['spread']:.2f} points, band [{b0:.2f}, {b1:.2f}] "
           f"({p['band_quantile']:.0%} of held-out errors fell within it; {where})")
+    print("this is the calibrating setting's law at this clock: for another architecture or data set it is a "
+          "transfer, not a measurement")
     return 0

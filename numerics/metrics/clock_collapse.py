@@ -12,7 +12,8 @@ spread y_g (points):
                  log x (0 when x or y is constant);
     f          = the monotone least-squares fit of y on u = log x (isotonic regression, pool
                  adjacent violators: ``scipy.optimize.isotonic_regression``), non-increasing or
-                 non-decreasing as the sign of Spearman's rho on the fitted groups says (ties in u
+                 non-decreasing as the sign of Spearman's rho on the fitted groups says (ties in u,
+                 values within ``TIE`` = 1e-9 of each other, i.e. clocks equal to 1e-9 relative,
                  are pooled first, weighted by their count); between knots f is interpolated
                  linearly, beyond the end knots it is held at the end values (no extrapolation);
     held-out   over splits of the n groups into a fitting half (floor(n/2) groups) and the rest:
@@ -46,6 +47,7 @@ __all__ = ["MonotoneLaw", "fit_monotone", "explained_variance", "half_splits", "
 
 BAND_QUANTILE = 0.9  # the predicted band holds this fraction of the held-out absolute errors
 MAX_SPLITS = 1000  # half splits enumerated up to this many, else drawn at random
+TIE = 1e-9  # u = log x closer than this are one value: equal clocks summed in another order differ by rounding
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,11 @@ def fit_monotone(u: Sequence[float], y: Sequence[float]) -> MonotoneLaw:
         raise params.ParameterError(f"u and y must be equal-length non-empty vectors, got {u.shape} and {y.shape}")
     if not (np.all(np.isfinite(u)) and np.all(np.isfinite(y))):
         raise params.ParameterError("u and y must be finite")
-    knots, inverse, counts = np.unique(u, return_inverse=True, return_counts=True)
-    means = np.bincount(inverse, weights=y) / counts
+    order = np.argsort(u, kind="stable")
+    tie = np.concatenate([[0], np.cumsum(np.diff(u[order]) > TIE)])  # tie index of each sorted u
+    counts = np.bincount(tie)
+    knots = np.bincount(tie, weights=u[order]) / counts
+    means = np.bincount(tie, weights=y[order]) / counts
     rho = spearmanr(u, y).statistic if len(knots) > 1 and np.ptp(y) > 0 else 0.0
     fitted = isotonic_regression(means, weights=counts.astype(float), increasing=bool(rho >= 0)).x
     return MonotoneLaw(tuple(float(k) for k in knots), tuple(float(v) for v in fitted))
