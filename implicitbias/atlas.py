@@ -1,7 +1,22 @@
-"""The atlas of P(K, L): per-cell table, heatmap, boundary L*(K), written by ``implicitbias phase``
-and shown by the report's phase section.
+"""The atlas of P(K, L): what ``implicitbias phase`` writes and the report's phase section shows.
 
-Depth L counts weight matrices; N = L + 1 factors including the features.
+From the column records of ``implicitbias.numerics.maxmargin.phase`` (one per K, every depth):
+
+- ``phase_cells.csv``: one row per cell: verdict, structure name (from invariants), rank, order
+  of its symmetry group, objective, closed form (named structures), certified lower bound and
+  the gap to it, certificate, scipy status of the solve;
+- ``phase_atlas.npz``: the best matrix Zbar of every cell (unit margin; key ``K{K}_L{L}``), with
+  ``names`` and ``keys`` arrays naming each one;
+- ``phase_heatmap.png``: verdict, rank of the best matrix and its gap to the certified bound;
+- ``phase_structures.png``: the structure map, cells coloured by structure (unnamed codes by
+  rank), rank written in;
+- ``phase_codes_rank2.png`` / ``phase_codes_rank3.png``: the class vectors of every rank-2 and
+  rank-3 optimum (one panel per K and structure);
+- ``phase_crossovers.csv``: continuous-depth ties between every pair of structures optimal
+  somewhere in a column; ``phase_boundary.csv``; ``phase.md`` with the tables.
+
+Every PNG has a CSV of the plotted numbers next to it.  Depth L counts weight matrices; N = L + 1
+factors including the features.
 """
 
 from __future__ import annotations
@@ -12,86 +27,209 @@ from pathlib import Path
 import numpy as np
 
 from implicitbias.figures import markdown_table, plt, save_figure, write_csv
-from implicitbias.numerics.maxmargin.phase import VERDICTS, best_rank, boundary
+from implicitbias.numerics.maxmargin.codes import class_vectors
+from implicitbias.numerics.maxmargin.phase import VERDICTS, best_rank, boundary, cells_of
 
-__all__ = ["write_outputs", "draw_heatmap", "cells_markdown", "boundary_markdown"]
+__all__ = [
+    "write_outputs",
+    "cell_rows",
+    "draw_heatmap",
+    "draw_structure_map",
+    "structure_family",
+    "draw_codes",
+    "cells_markdown",
+    "boundary_markdown",
+    "crossover_rows",
+    "crossovers_markdown",
+    "draw_gd_census",
+    "census_rows",
+    "census_markdown",
+]
 
 SHORT = {"NC suboptimal": "r{rank}", "NC optimal": "NC", "NC best found": "nc?"}
 
 
-def _cell_rows(records):
+def _grid(cells):
+    cells = [c for c in cells if isinstance(c["L"], int)]
+    Ks = sorted({c["K"] for c in cells})
+    Ls = sorted({c["L"] for c in cells})
+    return cells, Ks, Ls
+
+
+def cell_rows(cells) -> list[dict]:
+    """The rows of ``phase_cells.csv``."""
     rows = []
-    for r in records:
-        best = r["best"] or {}
-        cert = r["certificate"]
-        rows.append(
-            {
-                "K": r["K"],
-                "L": r["L"],
-                "p": r["p"],
-                "verdict": r["verdict"],
-                "nc_objective": r["nc_objective"],
-                "best_structure": best.get("structure", ""),
-                "best_rank": best_rank(r),
-                "best_objective": best.get("objective", math.nan),
-                "certificate": cert["kind"],
-                "certificate_structure": cert.get("structure", ""),
-                "starts": len(r["starts"]),
-                "seed": r["seed"],
-                "effort": r["effort"],
-            }
-        )
+    for c in cells:
+        s = c["best"]["structure"]
+        rows.append({
+            "K": c["K"], "L": c["L"], "p": c["p"], "verdict": c["verdict"],
+            "structure": s["name"], "key": s["key"], "rank": c["best"]["rank"], "aut_order": s["aut_order"],
+            "vertex_transitive": s["vertex_transitive"], "objective": c["best"]["objective"],
+            "nc_objective": c["nc_objective"],
+            "closed_form": c["closed_form"]["expression"] if c["closed_form"] else "",
+            "lower_bound": c["lower_bound"]["value"], "lower_bound_kind": c["lower_bound"]["kind"], "gap": c["gap"],
+            "certificate": c["certificate"]["kind"], "start": c["best"]["start"],
+            "solver_success": c["best"]["success"], "solver_message": c["best"]["message"],
+            "matrix": f"K{c['K']}_L{c['L']}",
+        })
     return rows
 
 
-def draw_heatmap(records, path: Path) -> Path:
-    """Two panels over (K, integer L): the verdict (colour) and the rank of the best solution."""
-    cells = [r for r in records if isinstance(r["L"], int)]
-    Ks = sorted({r["K"] for r in cells})
-    Ls = sorted({r["L"] for r in cells})
-    verdict_grid = np.full((len(Ls), len(Ks)), np.nan)
-    rank = np.full((len(Ls), len(Ks)), np.nan)
-    for r in cells:
-        i, j = Ls.index(r["L"]), Ks.index(r["K"])
-        verdict_grid[i, j] = VERDICTS.index(r["verdict"])
-        rank[i, j] = best_rank(r)
-    fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.5 * len(Ks) + 4), 0.35 * len(Ls) + 2.5))
+def _extent(Ks, Ls):
+    return (Ks[0] - 0.5, Ks[-1] + 0.5, Ls[0] - 0.5, Ls[-1] + 0.5)
+
+
+def _axes(ax):
+    ax.xaxis.set_major_locator(plt.matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("K (classes)")
+    ax.set_ylabel("L (weight matrices; N = L + 1)")
+
+
+def draw_heatmap(cells, path: Path) -> Path:
+    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound."""
+    cells, Ks, Ls = _grid(cells)
+    grids = {name: np.full((len(Ls), len(Ks)), np.nan) for name in ("verdict", "rank", "gap")}
+    for c in cells:
+        i, j = Ls.index(c["L"]), Ks.index(c["K"])
+        grids["verdict"][i, j] = VERDICTS.index(c["verdict"])
+        grids["rank"][i, j] = best_rank(c)
+        grids["gap"][i, j] = c["gap"]
+    fig, axes = plt.subplots(1, 3, figsize=(max(12, 0.7 * len(Ks) + 6), 0.35 * len(Ls) + 2.8))
     cmap = plt.matplotlib.colors.ListedColormap(["#d7301f", "#2b8cbe", "#bdbdbd"])
-    extent = (Ks[0] - 0.5, Ks[-1] + 0.5, Ls[0] - 0.5, Ls[-1] + 0.5)
-    axes[0].imshow(verdict_grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=2.5, extent=extent, aspect="auto")
-    axes[0].legend(
-        handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=v) for i, v in enumerate(VERDICTS)],
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.15),
-        ncol=3,
-        fontsize=8,
-    )
+    extent = _extent(Ks, Ls)
+    axes[0].imshow(grids["verdict"], origin="lower", cmap=cmap, vmin=-0.5, vmax=2.5, extent=extent, aspect="auto")
+    axes[0].legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=v) for i, v in enumerate(VERDICTS)],
+                   loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8)
     axes[0].set_title("verdict")
-    im = axes[1].imshow(rank, origin="lower", cmap="viridis", extent=extent, aspect="auto")
-    fig.colorbar(im, ax=axes[1], label="rank of the best solution")
-    axes[1].set_title("rank of the best solution found")
+    im = axes[1].imshow(grids["rank"], origin="lower", cmap="viridis", extent=extent, aspect="auto")
+    fig.colorbar(im, ax=axes[1], label="rank of the best matrix")
+    axes[1].set_title("rank of the best matrix")
+    im = axes[2].imshow(grids["gap"], origin="lower", cmap="magma_r", vmin=0, vmax=1, extent=extent, aspect="auto")
+    fig.colorbar(im, ax=axes[2], label="(best - certified lower bound) / best")
+    axes[2].set_title("gap to the certified lower bound")
     for ax in axes:
-        ax.xaxis.set_major_locator(plt.matplotlib.ticker.MaxNLocator(integer=True))
-        ax.set_xlabel("K (classes)")
-        ax.set_ylabel("L (weight matrices; N = L + 1)")
+        _axes(ax)
     flat = [(K, L) for L in Ls for K in Ks]
-    return save_figure(
-        fig,
-        path,
-        {
-            "K": [k for k, _ in flat],
-            "L": [L for _, L in flat],
-            "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in verdict_grid.ravel()],
-            "best_rank": [int(x) if not np.isnan(x) else "" for x in rank.ravel()],
-        },
+    return save_figure(fig, path, {
+        "K": [k for k, _ in flat], "L": [L for _, L in flat],
+        "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in grids["verdict"].ravel()],
+        "best_rank": [int(x) if not np.isnan(x) else "" for x in grids["rank"].ravel()],
+        "gap": [float(x) if not np.isnan(x) else "" for x in grids["gap"].ravel()],
+    })
+
+
+def structure_family(cell) -> str:
+    """The colour class of a cell in the structure map: NC, the K-gons, the cross-polytopes, each
+    named polytope, and the unnamed codes grouped by rank."""
+    s = cell["best"]["structure"]
+    if s["key"] == "kgon":
+        return "regular K-gon"
+    if s["key"] == "cross_polytope":
+        return "cross-polytope (+ singleton for odd K)"
+    return s["name"] if s["key"] else f"unnamed rank-{cell['best']['rank']} code"
+
+
+def draw_structure_map(cells, path: Path) -> Path:
+    """Cells coloured by the family of their best structure (``structure_family``), rank written in."""
+    cells, Ks, Ls = _grid(cells)
+    families = sorted({structure_family(c) for c in cells},
+                      key=lambda f: (f.startswith("unnamed"), -max(c["best"]["rank"] for c in cells
+                                                                  if structure_family(c) == f), f))
+    grid = np.full((len(Ls), len(Ks)), np.nan)
+    for c in cells:
+        grid[Ls.index(c["L"]), Ks.index(c["K"])] = families.index(structure_family(c))
+    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
+    cmap = plt.matplotlib.colors.ListedColormap([palette[i % len(palette)] for i in range(len(families))])
+    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(families)))
+    ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(families) - 0.5, extent=_extent(Ks, Ls), aspect="auto")
+    for c in cells:
+        ax.text(c["K"], c["L"], str(c["best"]["rank"]), ha="center", va="center", fontsize=6)
+    ax.legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=f) for i, f in enumerate(families)],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="best structure")
+    ax.set_title("structure map of P(K, L): the best matrix of each cell, named from its invariants (rank written in)")
+    _axes(ax)
+    return save_figure(fig, path, {
+        "K": [c["K"] for c in cells], "L": [c["L"] for c in cells], "family": [structure_family(c) for c in cells],
+        "structure": [c["best"]["structure"]["name"] for c in cells], "rank": [c["best"]["rank"] for c in cells],
+    })
+
+
+def _distinct_optima(cells, rank: int) -> list[dict]:
+    """One cell per (K, structure) whose best matrix has this rank (the middle depth of its range)."""
+    groups: dict = {}
+    for c in cells:
+        if c["best"]["rank"] == rank:
+            groups.setdefault((c["K"], c["best"]["structure"]["name"]), []).append(c)
+    out = []
+    for key in sorted(groups):
+        group = sorted(groups[key], key=lambda c: float(c["L"]))
+        out.append(group[len(group) // 2])
+    return out
+
+
+def draw_codes(cells, rank: int, path: Path) -> Path | None:
+    """Class vectors (rows of H, dots) and classifier rows (rows of W, crosses) of every optimum of
+    this rank (2 or 3), from the balanced factorisation Zbar = W H^T; None if there is none."""
+    chosen = _distinct_optima(cells, rank)
+    if not chosen:
+        return None
+    cols = min(6, len(chosen))
+    rows = math.ceil(len(chosen) / cols)
+    fig = plt.figure(figsize=(2.6 * cols, 2.7 * rows))
+    columns: dict[str, list] = {"K": [], "L": [], "structure": [], "class": [], "kind": [],
+                                **{f"x{i}": [] for i in range(rank)}}
+    for n, c in enumerate(chosen):
+        W, H = class_vectors(np.array(c["best"]["Z"]))
+        W, H = W[:, :rank], H[:, :rank]
+        ax = fig.add_subplot(rows, cols, n + 1, **({"projection": "3d"} if rank == 3 else {}))
+        ax.scatter(*H.T, s=14, color="#2b8cbe")
+        ax.scatter(*W.T, s=14, marker="x", color="#d7301f")
+        if rank == 2:
+            ax.set_aspect("equal")
+        for k in range(len(H)):
+            ax.plot(*np.stack([np.zeros(rank), H[k]]).T, color="#2b8cbe", lw=0.4)
+        ax.set_title(f"K = {c['K']}, L = {c['L']}\n{c['best']['structure']['name']}", fontsize=7)
+        ax.tick_params(labelsize=5)
+        for kind, M in (("class vector h", H), ("classifier row w", W)):
+            for k, v in enumerate(M):
+                columns["K"].append(c["K"])
+                columns["L"].append(c["L"])
+                columns["structure"].append(c["best"]["structure"]["name"])
+                columns["class"].append(k)
+                columns["kind"].append(kind)
+                for i in range(rank):
+                    columns[f"x{i}"].append(float(v[i]))
+    fig.suptitle(f"rank-{rank} optima of P(K, L): class vectors (dots) and classifier rows (crosses)", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, path, columns)
+
+
+def crossover_rows(columns) -> list[dict]:
+    """Rows of the crossover table (one per pair and tie depth; 'none' when the pair never ties)."""
+    rows = []
+    for col in columns:
+        for x in col["crossovers"]:
+            ties = x["ties"] or [math.inf]
+            for t in ties:
+                rows.append({"K": x["K"], "a": x["a"], "b": x["b"], "L_tie": t, "method": x["method"],
+                             "a_optimal_at": " ".join(map(str, x["a_optimal_at"])),
+                             "b_optimal_at": " ".join(map(str, x["b_optimal_at"]))})
+    return rows
+
+
+def crossovers_markdown(rows) -> str:
+    return markdown_table(
+        ["K", "structure a", "structure b", "tie depth L", "method", "a optimal at L", "b optimal at L"],
+        [[r["K"], r["a"], r["b"], "never" if r["L_tie"] == math.inf else f"{r['L_tie']:.6f}", r["method"],
+          r["a_optimal_at"], r["b_optimal_at"]] for r in rows],
     )
 
 
-def cells_markdown(records) -> str:
+def cells_markdown(cells) -> str:
     """Rows K, columns L: ``rR`` NC suboptimal (best rank R), ``NC`` optimal, ``nc?`` best found."""
-    Ks = sorted({r["K"] for r in records})
-    Ls = sorted({r["L"] for r in records}, key=float)
-    table = {(r["K"], r["L"]): SHORT[r["verdict"]].format(rank=best_rank(r)) for r in records}
+    Ks = sorted({c["K"] for c in cells})
+    Ls = sorted({c["L"] for c in cells}, key=float)
+    table = {(c["K"], c["L"]): SHORT[c["verdict"]].format(rank=best_rank(c)) for c in cells}
     return markdown_table(["K \\ L", *Ls], [[K, *(table.get((K, L), "") for L in Ls)] for K in Ks])
 
 
@@ -106,36 +244,124 @@ def boundary_markdown(rows) -> str:
         return "never" if x == math.inf else f"{x:.4f}"
 
     return markdown_table(
-        ["K", "L*(K)", "best structure at L*", "its rank", "certificate", "exact L: cross-polytope ties NC", "exact L: K-gon ties NC"],
-        [
-            [
-                r["K"],
-                _l_star(r),
-                r["best_structure"] or "-",
-                r["best_rank"] if r["best_rank"] is not None else "-",
-                r["certificate"] or "-",
-                fmt(r["threshold_cross_polytope"]),
-                fmt(r["threshold_kgon"]),
-            ]
-            for r in rows
-        ],
+        ["K", "L*(K)", "best structure at L*", "its rank", "certificate", "exact L: cross-polytope ties NC",
+         "exact L: K-gon ties NC"],
+        [[r["K"], _l_star(r), r["best_structure"] or "-", r["best_rank"] if r["best_rank"] is not None else "-",
+          r["certificate"] or "-", fmt(r["threshold_cross_polytope"]), fmt(r["threshold_kgon"])] for r in rows],
     )
 
 
-def write_outputs(records, out: Path, stem: str = "phase") -> dict[str, Path]:
-    """Cells CSV, heatmap PNG (+ CSV), boundary CSV and a Markdown file with both tables."""
+def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
+    """Every atlas output (module docstring) into folder ``out``; returns their paths by name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = _cell_rows(records)
-    cells_csv = write_csv(out / f"{stem}_cells.csv", {k: [r[k] for r in rows] for k in rows[0]})
-    heatmap = draw_heatmap(records, out / f"{stem}_heatmap.png")
-    bound = boundary(records)
-    boundary_csv = write_csv(out / f"{stem}_boundary.csv", {k: [r[k] for r in bound] for k in bound[0]})
+    cells = cells_of(columns)
+    rows = cell_rows(cells)
+    paths: dict[str, Path] = {}
+    paths["cells"] = write_csv(out / f"{stem}_cells.csv", {k: [r[k] for r in rows] for k in rows[0]})
+    np.savez_compressed(
+        out / f"{stem}_atlas.npz",
+        names=np.array([c["best"]["structure"]["name"] for c in cells]),
+        keys=np.array([f"K{c['K']}_L{c['L']}" for c in cells]),
+        **{f"K{c['K']}_L{c['L']}": np.array(c["best"]["Z"]) for c in cells},
+    )
+    paths["atlas"] = out / f"{stem}_atlas.npz"
+    paths["heatmap"] = draw_heatmap(cells, out / f"{stem}_heatmap.png")
+    paths["structures"] = draw_structure_map(cells, out / f"{stem}_structures.png")
+    for rank in (2, 3):
+        drawn = draw_codes(cells, rank, out / f"{stem}_codes_rank{rank}.png")
+        if drawn is not None:
+            paths[f"codes_rank{rank}"] = drawn
+    bound = boundary(cells)
+    paths["boundary"] = write_csv(out / f"{stem}_boundary.csv", {k: [r[k] for r in bound] for k in bound[0]})
+    cross = crossover_rows(columns)
+    if cross:
+        paths["crossovers"] = write_csv(out / f"{stem}_crossovers.csv", {k: [r[k] for r in cross] for k in cross[0]})
     md = out / f"{stem}.md"
     md.write_text(
-        "# Phase diagram of P(K, L)\n\n"
-        "Cells: `rR` NC suboptimal (best solution found has rank R), `NC` NC optimal "
-        "(certificate), `nc?` NC best found.\n\n"
-        f"{cells_markdown(records)}\n\n## Boundary L*(K)\n\n{boundary_markdown(bound)}\n"
+        "# Atlas of P(K, L)\n\n"
+        "Cells: `rR` NC suboptimal (best matrix has rank R), `NC` NC optimal (certificate), `nc?` NC best found.\n\n"
+        f"{cells_markdown(cells)}\n\n## Boundary L*(K)\n\n{boundary_markdown(bound)}\n\n"
+        f"## Crossovers\n\n{crossovers_markdown(cross) if cross else '(none)'}\n"
     )
-    return {"cells": cells_csv, "heatmap": heatmap, "boundary": boundary_csv, "markdown": md}
+    paths["markdown"] = md
+    return paths
+
+
+def _optimum_of(cells, K, L):
+    return next((c for c in cells if c["K"] == K and c["L"] == L), None)
+
+
+def census_rows(census, cells) -> list[dict]:
+    """Per (K, L): the optimum's name and value next to where gradient descent ended."""
+    rows = []
+    for rec in census:
+        best = _optimum_of(cells, rec["K"], rec["L"])
+        opt_name = best["best"]["structure"]["name"] if best else ""
+        runs = [r for r in rec["runs"] if r["separated"]]
+        at_opt = sum(r["name"] == opt_name for r in runs)
+        rows.append({
+            "K": rec["K"], "L": rec["L"], "seeds": rec["seeds"], "optimum": opt_name,
+            "optimum_objective": best["best"]["objective"] if best else math.nan,
+            "frequencies": "; ".join([f"{n}: {k}" for n, k in sorted(rec["frequencies"].items(), key=lambda t: -t[1])]
+                                     + _stalled(rec)),
+            "fraction_at_optimum": at_opt / len(runs) if runs else math.nan,
+            "unseparated": rec["unseparated"],
+            "mean_gd_over_optimum": float(np.mean([r["objective"] for r in runs])) / best["best"]["objective"]
+            if runs and best else math.nan,
+        })
+    return rows
+
+
+def _stalled(rec) -> list[str]:
+    """The seeds GD had not separated within its step budget, with their losses (a plateau such as
+    log(2)/2 = 0.347 at K = 4 is a saddle where two pairs of classes share a logit direction)."""
+    losses = [r["loss"] for r in rec["runs"] if not r["separated"]]
+    if not losses:
+        return []
+    return [f"not separated after {rec['steps']} steps: {len(losses)} (loss {min(losses):.3g}-{max(losses):.3g})"]
+
+
+def census_markdown(rows) -> str:
+    def share(x, fmt):
+        return "-" if math.isnan(x) else format(x, fmt)
+
+    return markdown_table(
+        ["K", "L", "seeds", "optimum (best found)", "GD end points (polished, named)", "at the optimum",
+         "mean GD value / optimum"],
+        [[r["K"], r["L"], r["seeds"], f"{r['optimum']} ({r['optimum_objective']:.4f})", r["frequencies"],
+          share(r["fraction_at_optimum"], ".0%"), share(r["mean_gd_over_optimum"], ".4f")] for r in rows],
+    )
+
+
+def draw_gd_census(census, cells, path: Path) -> Path:
+    """Stacked bars: how often GD from small random initialisation ends at each named structure,
+    one bar per (K, L); the optimum's share outlined in black."""
+    rows = census_rows(census, cells)
+    names = sorted({n for rec in census for n in rec["frequencies"]})
+    colours = plt.get_cmap("tab20", max(len(names), 2))
+    fig, ax = plt.subplots(figsize=(max(7, 0.45 * len(census) + 3), 4.2))
+    columns: dict[str, list] = {"K": [], "L": [], "structure": [], "fraction": [], "is_optimum": []}
+    for i, (rec, row) in enumerate(zip(census, rows)):
+        total = sum(rec["frequencies"].values()) or 1
+        bottom = 0.0
+        for j, name in enumerate(names):
+            share = rec["frequencies"].get(name, 0) / total
+            if share:
+                optimum = name == row["optimum"]
+                ax.bar(i, share, bottom=bottom, color=colours(j % 20), edgecolor="black" if optimum else "none",
+                       linewidth=1.5 if optimum else 0)
+                bottom += share
+                columns["K"].append(rec["K"])
+                columns["L"].append(rec["L"])
+                columns["structure"].append(name)
+                columns["fraction"].append(share)
+                columns["is_optimum"].append(optimum)
+    ax.set_xticks(range(len(census)), [f"K{r['K']}\nL{r['L']}" for r in census], fontsize=7)
+    ax.set_ylabel("fraction of seeds")
+    ax.set_ylim(0, 1)
+    ax.legend(handles=[plt.matplotlib.patches.Patch(color=colours(j % 20), label=n) for j, n in enumerate(names)],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="GD ends at")
+    ax.set_title("gradient descent on the deep UFM (small random init, width 2K): where it ends; "
+                 "black outline = the optimum", fontsize=9)
+    return save_figure(fig, path, columns)

@@ -7,8 +7,12 @@ from implicitbias.claims.c1_low_lr_sgd_remembers import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 
+def evidence(runs):
+    return CLAIM.evidence(group_runs(runs), "synthetic")
+
+
 def verdict(runs):
-    return CLAIM.judge(CLAIM.evidence(group_runs(runs), "synthetic"))
+    return CLAIM.judge(evidence(runs))
 
 
 def test_agrees_when_interpolating_runs_keep_a_large_spread_and_their_norms():
@@ -73,3 +77,12 @@ def test_not_run_without_plain_sgd():
 def test_outcomes_are_the_ones_tested():
     assert set(CLAIM.outcomes) == {"agrees", "disagrees", "inconclusive", "not run"}
     assert len(SEEDS) >= CLAIM.threshold("min_seeds")
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence(group(accuracy=remembering))),
+    ("disagrees", evidence(group(accuracy=forgetting))),
+    ("disagrees", evidence(group(accuracy=remembering, norm1=30.0))),
+    ("inconclusive", evidence(group(accuracy=remembering, seeds=(0, 1)))),
+    ("not run", evidence(group({"optimizer": "adam", "lr": 1e-3}, accuracy=remembering))),
+]

@@ -10,9 +10,13 @@ SHORT = {"epochs": 6}
 LONG = {"epochs": 150, "eval_every": 25, "eval_dense_until": 6}
 
 
-def verdict(long_accuracy, short_accuracy=remembering, long=LONG):
+def evidence(long_accuracy, short_accuracy=remembering, long=LONG):
     runs = group(SHORT, accuracy=short_accuracy) + group(long, accuracy=long_accuracy)
-    return CLAIM.judge(CLAIM.evidence(group_runs(runs), "synthetic"))
+    return CLAIM.evidence(group_runs(runs), "synthetic")
+
+
+def verdict(long_accuracy, short_accuracy=remembering, long=LONG):
+    return CLAIM.judge(evidence(long_accuracy, short_accuracy, long))
 
 
 def test_agrees_when_the_spread_is_unchanged_25x_later():
@@ -57,3 +61,12 @@ def test_paired_change_is_the_difference_of_seed_mean_spreads():
     change = paired_change(short, long)
     assert change["estimate"] == pytest.approx(100 * (0.04 - 0.08) * 2.25)
     assert change["lo"] <= change["estimate"] <= change["hi"] and change["n"] == 4
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence(lambda s, k: remembering(s, k) + 0.002 * k)),
+    ("disagrees", evidence(lambda s, k: 0.6 - 0.02 * (s - 0.25))),
+    ("disagrees", evidence(lambda s, k: 0.6 - 0.16 * (s - 0.25))),
+    ("inconclusive", evidence(remembering, long={"epochs": 12})),
+    ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=remembering)), "")),
+]

@@ -9,11 +9,15 @@ ADAM = {"optimizer": "adam", "lr": 1e-3}
 MUON = {"optimizer": "muon", "lr": 2e-2}
 
 
-def verdict(*adaptive, baseline=None):
+def evidence(*adaptive, baseline=None):
     runs = baseline if baseline is not None else group(accuracy=remembering)
     for setting, kw in adaptive:
         runs = runs + group(setting, **kw)
-    return CLAIM.judge(CLAIM.evidence(group_runs(runs), "synthetic"))
+    return CLAIM.evidence(group_runs(runs), "synthetic")
+
+
+def verdict(*adaptive, baseline=None):
+    return CLAIM.judge(evidence(*adaptive, baseline=baseline))
 
 
 COMMON = {"accuracy": forgetting, "norm1": 20.0}  # common final norm: slope 0
@@ -53,3 +57,12 @@ def test_inconclusive_with_too_few_seeds():
 
 def test_not_run_without_adaptive_groups():
     assert verdict().verdict == "not run"
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence((ADAM, COMMON), (MUON, COMMON))),
+    ("disagrees", evidence((ADAM, COMMON), (MUON, {"accuracy": remembering, "norm1": 20.0}))),
+    ("disagrees", evidence((ADAM, {"accuracy": forgetting}))),
+    ("inconclusive", evidence((ADAM, COMMON), baseline=group(accuracy=remembering, tau=None, train_acc=0.8))),
+    ("not run", evidence()),
+]

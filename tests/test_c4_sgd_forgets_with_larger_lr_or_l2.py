@@ -9,11 +9,15 @@ HIGH = {"lr": 1.0}
 L2 = {"weight_decay": 1e-2}
 
 
-def verdict(*others, baseline=None):
+def evidence(*others, baseline=None):
     runs = baseline if baseline is not None else group(accuracy=remembering)
     for setting, accuracy in others:
         runs = runs + group(setting, accuracy=accuracy)
-    return CLAIM.judge(CLAIM.evidence(group_runs(runs), "synthetic"))
+    return CLAIM.evidence(group_runs(runs), "synthetic")
+
+
+def verdict(*others, baseline=None):
+    return CLAIM.judge(evidence(*others, baseline=baseline))
 
 
 def test_agrees_when_larger_lr_and_l2_both_forget():
@@ -50,3 +54,11 @@ def test_the_end_of_training_verdict_is_stated_beside_the_selected_one():
     v = verdict((L2, lambda s, k: (remembering(s, k), forgetting(s, k))))
     assert v.verdict == "disagrees" and "on the end-of-training spread: agrees" in v.reason
     assert v.numbers["end_of_training"] == "agrees"
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence((HIGH, forgetting), (L2, forgetting))),
+    ("disagrees", evidence((HIGH, forgetting), (L2, remembering))),
+    ("inconclusive", evidence((HIGH, lambda s, k: 0.6 - (0.11 if s == 2.5 and k in (1, 3) else 0.0)))),
+    ("not run", evidence(({"optimizer": "sgd_momentum"}, forgetting))),
+]

@@ -11,14 +11,18 @@ from implicitbias.validation.analysis import group_runs
 BATCHES = (16, 32, 64, 128, 256)
 
 
-def verdict(spread_points, seeds=(0, 1, 2, 3), batches=BATCHES):
+def evidence(spread_points, seeds=(0, 1, 2, 3), batches=BATCHES):
     """One group per batch size whose seed-mean spread is ``spread_points(b)``."""
     runs = []
     for b in batches:
         drop = spread_points(b) / 100
         runs += group({"batch_size": b}, seeds=seeds,
                       accuracy=lambda s, k, drop=drop: 0.6 - drop * (s == 2.5) + 0.004 * k * (s == 0.5))
-    return CLAIM.judge(CLAIM.evidence(group_runs(runs), "synthetic"))
+    return CLAIM.evidence(group_runs(runs), "synthetic")
+
+
+def verdict(spread_points, seeds=(0, 1, 2, 3), batches=BATCHES):
+    return CLAIM.judge(evidence(spread_points, seeds, batches))
 
 
 def test_agrees_on_a_rising_spread_with_the_exact_p_value():
@@ -54,3 +58,11 @@ def test_not_run_without_batch_sizes():
     v = CLAIM.judge(CLAIM.evidence(group_runs(group({"optimizer": "adam", "lr": 1e-3},
                                                     accuracy=lambda s, k: 0.5)), ""))
     assert v.verdict == "not run"
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence(lambda b: 5 + 2 * math.log2(b))),
+    ("disagrees", evidence(lambda b: 30 - 2 * math.log2(b))),
+    ("inconclusive", evidence({16: 9, 32: 14, 64: 8, 128: 15, 256: 12}.get)),
+    ("not run", CLAIM.evidence(group_runs(group({"optimizer": "adam", "lr": 1e-3}, accuracy=lambda s, k: 0.5)), "")),
+]

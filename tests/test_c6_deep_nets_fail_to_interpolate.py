@@ -15,8 +15,12 @@ def deep(arch, interpolates, diverged=None):
                  train_acc=lambda s, k: 1.0 if interpolates(s, k) else 0.6, diverged=diverged)
 
 
+def evidence(*groups):
+    return CLAIM.evidence(group_runs([r for g in groups for r in g]), "synthetic")
+
+
 def verdict(*groups):
-    return CLAIM.judge(CLAIM.evidence(group_runs([r for g in groups for r in g]), "synthetic"))
+    return CLAIM.judge(evidence(*groups))
 
 
 def test_agrees_when_the_largest_sigma_fails_everywhere():
@@ -59,3 +63,11 @@ def test_render_draws_training_curves_at_both_ends(tmp_path):
     assert "c6_synthetic.png" in md
     rows = (tmp_path / "figures" / "c6_synthetic.csv").read_text().splitlines()
     assert rows[0] == "group,sigma_w,seed,epoch,train_acc" and len(rows) == 1 + 6 * 7  # 6 runs x epochs 0..6
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", evidence(deep("resnet56", lambda s, k: s < 1), deep("resnet110", lambda s, k: s < 1))),
+    ("disagrees", evidence(deep("resnet56", lambda s, k: True), deep("resnet110", lambda s, k: s < 1))),
+    ("inconclusive", evidence(deep("resnet110", lambda s, k: s < 1 or k == 0))),
+    ("not run", evidence(group(accuracy=lambda s, k: 0.5))),
+]

@@ -1,9 +1,11 @@
-"""Candidate codes: explicit matrices (numerics) against the exact sympy objectives (theory).
+"""Named codes: explicit matrices (numerics) against the exact sympy objectives (theory), ties, names.
 
-Routes compared: the SVD of each explicit float matrix against the closed forms of
-``theory.codes``; exact threshold depths against the sign change of the matrices' objectives;
-softmax codes' one-vs-rest distances (cvxpy QP, independent of the optimiser) against the known
-optima; structure names against relabelled and rescaled copies.  p = 2/(L + 1), L weight matrices.
+Routes compared: the SVD of each explicit float matrix (built from coordinates, in numerics)
+against the closed forms of ``theory.codes`` (built from exact spectra); exact tie depths
+against the sign change of the two matrices' objectives; names from invariants against
+polytopes given in random rotations, orderings and scales; softmax codes' one-vs-rest
+distances (cvxpy QP, independent of the optimiser) against the known optima.  p = 2/(L + 1),
+L weight matrices.
 """
 
 import math
@@ -13,32 +15,56 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import ortho_group
 
-from implicitbias.numerics.maxmargin import codes
-from implicitbias.numerics.metrics.rank import numerical_rank
+from implicitbias.numerics.maxmargin import codes, polytopes
 from implicitbias.numerics.maxmargin.margin import margins, schatten_objective
+from implicitbias.numerics.maxmargin.naming import identify, known_structures
+from implicitbias.numerics.maxmargin.softmax_codes import one_vs_rest_distance, softmax_code
+from implicitbias.numerics.maxmargin.spherical import code_logits
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
+from implicitbias.theory.polytopes import CATALOGUE
 
-NAMES = {"nc": 2, "kgon": 3, "cross_polytope": 3}  # smallest K of each code
+NAMES = {"nc": 2, "kgon": 3, "cross_polytope": 3}  # smallest K of each base code
 
 
 def _svd_objective(Z, p):
     return schatten_objective(Z, p, rtol=Z.shape[0] * np.finfo(float).eps)
 
 
+def _matrix(key, K):
+    return codes.CODES[key](K) if key in codes.CODES else polytopes.logits(key)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(sorted(NAMES)), st.integers(2, 40), st.floats(1.0, 40.0))
-def test_matrices_have_unit_margin_and_the_exact_objective(name, K, L):
+def test_base_matrices_have_unit_margin_and_the_exact_objective(name, K, L):
     K = max(K, NAMES[name])
     Z = codes.CODES[name](K)
-    m = margins(Z)
-    assert m.min() == pytest.approx(1.0, abs=1e-12)
+    assert margins(Z).min() == pytest.approx(1.0, abs=1e-12)
     assert np.allclose(Z.sum(axis=0), 0, atol=1e-12)
     p = 2 / (L + 1)
     assert _svd_objective(Z, p) == pytest.approx(float(exact.objective_at(name, K, L)), rel=1e-10)
+    assert numerical_rank(np.linalg.svd(Z, compute_uv=False)) == exact.rank(name, K)
+    parity = None if name != "cross_polytope" else ("even" if K % 2 == 0 else "odd")
+    general = exact.objective(name, parity).subs({exact.K: K, exact.p: sp.nsimplify(p)})
+    assert float(general) == pytest.approx(float(exact.objective_at(name, K, L)), rel=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_every_catalogue_closed_form_matches_its_explicit_matrix(name):
+    K = CATALOGUE[name].K
+    Z = polytopes.logits(name)  # float coordinates -> centred Gram -> unit margin
+    assert margins(Z).min() == pytest.approx(1.0, abs=1e-12)
+    assert np.allclose(Z.sum(axis=0), 0, atol=1e-10)
     s = np.linalg.svd(Z, compute_uv=False)
-    assert numerical_rank(s) == exact.rank(name, K)
+    assert numerical_rank(s) == exact.rank(name, K) == CATALOGUE[name].rank
+    for L in (1.7, 3, 7.5, 12):
+        assert _svd_objective(Z, 2 / (L + 1)) == pytest.approx(float(exact.objective_at(name, K, L)), rel=1e-10)
+    rank, logsum = exact.limit_objective_at(name, K)
+    assert np.sum(np.log(s[:rank])) == pytest.approx(float(logsum), abs=1e-9)
 
 
 @pytest.mark.parametrize("K", [3, 4, 5, 6, 7, 8, 12, 17])
@@ -61,10 +87,35 @@ def test_threshold_depth_is_where_the_matrix_objective_crosses_nc(name, K):
     assert below > K - 1 > above
 
 
+@pytest.mark.parametrize("a, b, K", [
+    ("cross_polytope", "square antiprism", 8),  # tight vs non-tight: numerical root
+    ("square antiprism", "kgon", 8),
+    ("icosahedron", "kgon", 12),  # two single-eigenvalue codes: closed form
+    ("rectified 4-simplex", "cross_polytope", 10),
+    ("nc", "icosahedron", 12),
+])
+def test_tie_depths_are_where_the_two_matrices_cross(a, b, K):
+    ties = exact.tie_depths(a, b, K)
+    assert ties
+    Za, Zb = _matrix(a, K), _matrix(b, K)
+    for t in map(float, ties):
+        d = [_svd_objective(Za, 2 / (L + 1)) - _svd_objective(Zb, 2 / (L + 1)) for L in (t - 1e-6, t + 1e-6)]
+        assert d[0] * d[1] < 0
+        assert exact.compare(a, b, K, sp.nsimplify(t - 1e-3)) == -exact.compare(a, b, K, sp.nsimplify(t + 1e-3))
+
+
+def test_closed_form_tie_for_single_eigenvalue_codes():
+    tie = exact.tie_depths("icosahedron", "nc", 12)[0]
+    assert isinstance(tie, sp.Expr) and not tie.is_Float  # symbolic: log ratio
+    p = 2 / (float(tie) + 1)
+    assert float(exact.objective_at("icosahedron", 12, 2 / sp.Float(p, 30) - 1)) == pytest.approx(11, rel=1e-12)
+
+
 def test_threshold_never_for_k3_and_codes_that_equal_nc():
     assert exact.threshold_depth("kgon", 3) == sp.oo
     assert exact.threshold_depth("cross_polytope", 3) == sp.oo
     assert exact.compare_with_nc("kgon", 3, 7) == 0  # the 3-gon is the simplex
+    assert exact.tie_depths("kgon", "nc", 3) == []
 
 
 @settings(max_examples=40, deadline=None)
@@ -73,6 +124,46 @@ def test_exact_comparison_agrees_with_floating_point_when_clear(name, K, L):
     diff = _svd_objective(codes.CODES[name](K), 2 / (L + 1)) - (K - 1)
     if abs(diff) > 1e-8:
         assert exact.compare_with_nc(name, K, L) == int(np.sign(diff))
+
+
+def _rotated_code(key, K, rng):
+    """The code's class vectors rotated at random, classes shuffled, scaled: a new matrix."""
+    Z = _matrix(key, K)
+    U, s, Vt = np.linalg.svd(Z)
+    r = numerical_rank(s)
+    R = ortho_group.rvs(r, random_state=rng) if r > 1 else np.ones((1, 1))
+    W, H = U[:, :r] * np.sqrt(s[:r]) @ R, Vt[:r].T * np.sqrt(s[:r]) @ R  # same Z = W H^T, new coordinates
+    perm = rng.permutation(K)
+    return (W @ H.T)[np.ix_(perm, perm)] * rng.uniform(0.1, 10)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in CATALOGUE if CATALOGUE[k].K <= 24))
+def test_named_polytopes_are_recognised_in_random_rotations_and_orderings(key):
+    rng = np.random.default_rng(abs(hash(key)) % 2**32)
+    ident = identify(_rotated_code(key, CATALOGUE[key].K, rng))
+    assert (ident.key, ident.name) == (key, key)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["nc", "kgon", "cross_polytope"]), st.integers(4, 20), st.integers(0, 2**31 - 1))
+def test_base_codes_are_recognised_after_relabelling_rotation_and_scaling(name, K, seed):
+    ident = identify(_rotated_code(name, K, np.random.default_rng(seed)))
+    expected = "kgon" if (name == "cross_polytope" and K == 4) else name  # the square is both: K-gon first
+    assert ident.key == expected
+
+
+def test_unknown_codes_are_named_by_rank_and_symmetry():
+    V = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, -1, 0.3], [0.2, -0.9, -0.7]], dtype=float)
+    ident = identify(code_logits(V / np.linalg.norm(V, axis=1, keepdims=True)))
+    assert ident.key == "" and ident.name == f"rank-3 code, |Aut| = {ident.order}"
+    assert identify(code_logits(np.eye(4)[[0, 1, 2, 3]] - 0.25)).key == "nc"  # a simplex of 4 points
+
+
+def test_known_structures_cover_the_catalogue():
+    keys = {k for k, _, _ in known_structures(12)}
+    assert {"nc", "kgon", "cross_polytope", "icosahedron", "cuboctahedron"} <= keys
+    for key, _, Z in known_structures(12):
+        assert margins(Z).min() == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -87,23 +178,13 @@ def test_exact_comparison_agrees_with_floating_point_when_clear(name, K, L):
     ],
 )
 def test_softmax_codes_reach_the_known_one_vs_rest_distance(K, r, expected):
-    code = codes.softmax_code(K, r, seed=1)
+    code = softmax_code(K, r, seed=1)
     assert code.W.shape == (K, r)
     assert np.allclose(np.linalg.norm(code.W, axis=1), 1)
-    distance = codes.one_vs_rest_distance(code.W).min()
+    distance = one_vs_rest_distance(code.W).min()
     assert distance == pytest.approx(expected, abs=1e-6)
     assert np.linalg.matrix_rank(code.logits, tol=1e-8) <= r
     assert code.margin <= distance + 1e-7  # margin of W H^T cannot exceed the hull distance
-
-
-@settings(max_examples=20, deadline=None)
-@given(st.sampled_from(["nc", "kgon", "cross_polytope"]), st.integers(4, 14), st.integers(0, 2**31 - 1))
-def test_structure_is_recognised_after_relabelling_and_rescaling(name, K, seed):
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(K)
-    Z = codes.CODES[name](K)[np.ix_(perm, perm)] * rng.uniform(0.1, 10)
-    expected = "kgon" if (name == "cross_polytope" and K == 4) else name  # the square is both
-    assert codes.identify_structure(Z)["name"] == expected
 
 
 def test_bad_inputs_name_the_parameter():
@@ -112,8 +193,12 @@ def test_bad_inputs_name_the_parameter():
     with pytest.raises(params.ParameterError, match="^K must"):
         codes.cross_polytope_code(2)
     with pytest.raises(params.ParameterError, match="^r must"):
-        codes.softmax_code(5, 1)
+        softmax_code(5, 1)
     with pytest.raises(params.ParameterError, match="^L must"):
         exact.objective_at("kgon", 5, float("nan"))
     with pytest.raises(params.ParameterError, match="^structure must"):
         exact.objective_at("hexagon", 5, 2)
+    with pytest.raises(params.ParameterError, match="^K must be 12"):
+        exact.objective_at("icosahedron", 11, 2)
+    with pytest.raises(params.ParameterError, match="^name must"):
+        polytopes.logits("tesseract")

@@ -111,5 +111,5 @@ def test_store_of_older_schema_is_upgraded(tmp_path):
 def test_fingerprint_follows_package_modules():
     from implicitbias.numerics.maxmargin import phase
 
-    assert code_fingerprint(phase.phase_cell) == code_fingerprint(phase.boundary)  # same module
-    assert code_fingerprint(phase.phase_cell) != code_fingerprint(code_fingerprint)
+    assert code_fingerprint(phase.phase_column) == code_fingerprint(phase.boundary)  # same module
+    assert code_fingerprint(phase.phase_column) != code_fingerprint(code_fingerprint)

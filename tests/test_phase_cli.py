@@ -1,43 +1,58 @@
-"""`implicitbias phase` and the report section: outputs written, cache reused, bad input exits 2.
+"""`implicitbias phase` and the report's phase section: the atlas written, the store reused, bad input.
 
 The CLI's CSV is compared with the records of the store (not with itself): one row per cell,
-verdicts of the theorem's cells, the boundary table of the (K, L) grid.
+verdicts of the theorem's cells, the boundary table; the npz holds one explicit matrix per cell
+whose margins and objective are recomputed here.  The report section is layout only: its
+verdicts come from the claims of ``implicitbias.claims`` (run on small configs here).
 """
 
 import csv
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+from implicitbias.claims import nc_shallow, theorem_3_1, theorem_3_2
 from implicitbias.cli import main
+from implicitbias.numerics.maxmargin.margin import margins
 from implicitbias.numerics.maxmargin.phase import KIND
 from implicitbias.report import build_report
 from implicitbias.report.sections import phase as section
 from implicitbias.store import Store
 
 
-def test_phase_command_writes_tables_and_reuses_the_store(tmp_path, capsys):
+def test_phase_command_writes_the_atlas_and_reuses_the_store(tmp_path, capsys):
     db, out = tmp_path / "s.sqlite", tmp_path / "out"
     args = ["--store", str(db), "phase", "--kmax", "6", "--lmax", "3", "--depths", "2.5",
             "--out", str(out), "--executor", "inline", "--no-progress"]
     assert main(args) == 0
-    printed = capsys.readouterr().out
-    assert "L*(K)" in printed
+    assert "L*(K)" in capsys.readouterr().out
     rows = list(csv.DictReader((out / "phase_cells.csv").open()))
     assert len(rows) == 5 * 4  # K = 2..6, L = 1, 2, 2.5, 3
-    verdict = {(int(r["K"]), r["L"]): r["verdict"] for r in rows}
-    assert verdict[(6, "2")] == "NC suboptimal" and verdict[(4, "3")] == "NC suboptimal"
-    assert all(verdict[(K, "1")] == "NC optimal" for K in range(2, 7))
+    verdict = {(int(r["K"]), r["L"]): r for r in rows}
+    assert verdict[(6, "2")]["verdict"] == "NC suboptimal" and verdict[(4, "3")]["verdict"] == "NC suboptimal"
+    assert verdict[(6, "2")]["structure"] == "cross-polytope" and verdict[(4, "3")]["structure"] == "regular 4-gon"
+    assert all(verdict[(K, "1")]["verdict"] == "NC optimal" for K in range(2, 7))
+    assert all(verdict[(3, L)]["verdict"] == "NC optimal" for L in ("2", "2.5", "3"))  # K = 3 certified
+    atlas = np.load(out / "phase_atlas.npz")
+    assert len(atlas["keys"]) == 20 and set(atlas["names"]) >= {"NC (simplex)", "cross-polytope"}
+    for r in rows:
+        Z = atlas[r["matrix"]]
+        assert margins(Z).min() == pytest.approx(1.0, abs=1e-9)
+        s = np.linalg.svd(Z, compute_uv=False)
+        assert np.sum(s[s > 1e-9 * s[0]] ** float(r["p"])) == pytest.approx(float(r["objective"]), rel=1e-9)
+        assert float(r["lower_bound"]) <= float(r["objective"]) * (1 + 1e-12)
     bound = {int(r["K"]): r["L_star"] for r in csv.DictReader((out / "phase_boundary.csv").open())}
-    assert bound[6] == "2" and bound[4] == "3"
-    for name in ("phase_heatmap.png", "phase_heatmap.csv", "phase.md"):
+    assert bound[6] == "2" and bound[4] == "3" and bound[3] == ""
+    for name in ("phase_heatmap.png", "phase_heatmap.csv", "phase_structures.png", "phase_codes_rank2.png",
+                 "phase_codes_rank3.png", "phase_crossovers.csv", "phase.md"):
         assert (out / name).stat().st_size > 0
     with Store(db) as store:
-        assert store.counts(KIND) == {"done": 20}
+        assert store.counts(KIND) == {"done": 5}  # one column per K
     assert main(args) == 0  # second run: everything cached
     with Store(db) as store:
-        assert store.counts(KIND) == {"done": 20}
+        assert store.counts(KIND) == {"done": 5}
 
 
 @pytest.mark.parametrize(
@@ -69,15 +84,16 @@ def test_bad_input_from_a_shell_has_no_traceback(tmp_path):
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
-def test_report_section_claims(tmp_path, monkeypatch, store):
-    monkeypatch.setattr(section, "GRID", {"default": (7, 4)})
-    monkeypatch.setattr(section, "LIMIT_KS", {"default": range(4, 6)})
-    monkeypatch.setattr(section, "LIMIT_DEPTHS", (30,))
+def test_report_section_is_layout_and_its_claims_agree(tmp_path, monkeypatch, store):
+    monkeypatch.setattr(theorem_3_1.CLAIM, "configs", {"default": theorem_3_1.Config(kmax=6, lmax=3, local_Ks=(4,),
+                                                                                    local_Ls=(2,), directions=5)})
+    monkeypatch.setattr(theorem_3_2.CLAIM, "configs", {"default": theorem_3_2.Config(Ks=(4,), depths=(30,))})
+    monkeypatch.setattr(nc_shallow.CLAIM, "configs", {"default": nc_shallow.Config(Ks=(2, 3), search_Ks=())})
+    monkeypatch.setattr(section, "CENSUS", {"default": ((4,), (3,), 2)})
+    assert not hasattr(section, "build")
     report = build_report(tmp_path / "r", store, only=["phase"], progress=False)
-    assert {c.claim: c.verdict for c in report.claims} == {
-        "Theorem 3.1": "agrees",
-        "Theorem 3.2": "agrees",
-        "L = 1": "agrees",
-    }
-    assert "L*(K)" in report.path.read_text()
-    assert (tmp_path / "r" / "figures" / "phase" / "phase_heatmap.png").exists()
+    assert {c.claim: c.verdict for c in report.claims} == {"Theorem 3.1": "agrees", "Theorem 3.2": "agrees", "L = 1": "agrees"}
+    text = report.path.read_text()
+    assert "L*(K)" in text and "structure map" in text and "GD census" in text
+    for name in ("phase_structures.png", "phase_heatmap.png", "phase_gd_census.png"):
+        assert (tmp_path / "r" / "figures" / "phase" / name).exists()

@@ -1,10 +1,12 @@
 """Theorem 3.2: as L -> infinity the global optimum of P(K, L) has rank 2 and is the regular K-gon.
 
-Checked at L = 30, 100 and for the p -> 0 objective ordered by (rank, sum log sigma), with the
-multi-start solver run WITHOUT the K-gon start.  The best solution is recognised here from its
-invariants, computed in this test: spectrum (two equal non-zero singular values) and the sorted
-angles of its class vectors (equally spaced by 2 pi/K); its value is compared with the exact
-K-gon value of ``theory.codes`` (sympy).  L counts weight matrices (N = L + 1).
+Checked at L = 30 and for the p -> 0 objective ordered by (rank, sum log sigma), with the search
+run WITHOUT any start that is or contains the K-gon (at K = 4 the cross-polytope start is the
+square: it must be left out too).  The best matrix is recognised here from its invariants,
+computed in this test: spectrum (two equal non-zero singular values) and the sorted angles of its
+class vectors (equally spaced by 2 pi/K); its value is compared with the exact K-gon value of
+``theory.codes`` (sympy).  Then the claim's verdict rule on synthetic evidence.  L counts weight
+matrices (N = L + 1).
 """
 
 import math
@@ -12,8 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from implicitbias.numerics.maxmargin.margin import margins
-from implicitbias.numerics.maxmargin.phase import depth_limit_cell
+from implicitbias.claims import Evidence
+from implicitbias.claims.theorem_3_2 import CLAIM, depth_limit_cell
+from implicitbias.numerics.maxmargin.naming import identify
+from implicitbias.numerics.maxmargin.search import search, starts
 
 
 def _assert_regular_kgon(Z, K):
@@ -28,30 +32,60 @@ def _assert_regular_kgon(Z, K):
     assert np.allclose(gaps, 2 * np.pi / K, atol=1e-5)
 
 
-def _check(K, L):
-    rec = depth_limit_cell({"K": K, "L": L, "effort": 2, "seed": 0})
-    assert all(not s.startswith("kgon") for s in rec["starts"])
-    Z = np.array(rec["best"]["Z"])
-    assert margins(Z).min() >= 1 - 1e-9
-    _assert_regular_kgon(Z, K)
-    assert rec["best"]["objective"] == pytest.approx(rec["kgon_exact"], rel=1e-7)
+@pytest.mark.parametrize("K", [4, 6])
+def test_no_start_is_or_contains_the_kgon(K):
+    given = starts(K, effort=2, seed=0, exclude_kgon=True)
+    assert all(identify(Z).key != "kgon" for _, Z in given)
+    ranks = [np.linalg.matrix_rank(Z, tol=1e-8) for _, Z in given]
+    assert any(r == 2 for r in ranks)  # random rank-2 Gram starts remain: not polygons
+    if K == 4:  # the square cross-polytope start is the 4-gon: it is gone
+        assert not any(label == "cross_polytope" for label, _ in given)
 
 
-@pytest.mark.parametrize("L", [30, "inf"])
-@pytest.mark.parametrize("K", [4, 5, 6, 7])
-def test_large_depth_optimum_is_the_regular_kgon(K, L):
-    _check(K, L)
+@pytest.mark.parametrize("K, L", [(4, 30), (4, math.inf), (6, 30), (5, math.inf)])
+def test_large_depth_optimum_is_the_regular_kgon_found_without_it(K, L):
+    res = search(K, [L], effort=2, seed=0, exclude_kgon=True)
+    best = res.best[L]
+    _assert_regular_kgon(best.Z, K)
+    from implicitbias.theory import codes as exact
+    value = float(exact.limit_objective_at("kgon", K)[1]) if L == math.inf else float(exact.objective_at("kgon", K, L))
+    assert best.objective == pytest.approx(value, rel=1e-8)
+    if L == math.inf:
+        assert best.rank == 2 and best.key[0] == 2
+
+
+def test_depth_limit_cell_records_the_check():
+    rec = depth_limit_cell({"K": 5, "L": "inf", "effort": 2, "seed": 1})
+    assert rec["key"] == "kgon" and rec["kgon_starts"] == 0 and rec["starts"] > 10
+    assert rec["best"] == pytest.approx(rec["kgon_exact"], rel=1e-8)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("L", [30, 100, "inf"])
 @pytest.mark.parametrize("K", range(4, 13))
 def test_large_depth_optimum_is_the_regular_kgon_up_to_12_classes(K, L):
-    _check(K, L)
+    rec = depth_limit_cell({"K": K, "L": L, "effort": 2, "seed": 0})
+    assert rec["key"] == "kgon" and rec["kgon_starts"] == 0
+    assert rec["best"] == pytest.approx(rec["kgon_exact"], rel=1e-7)
 
 
-def test_p_to_zero_orders_by_rank_first():
-    rec = depth_limit_cell({"K": 6, "L": "inf", "effort": 2, "seed": 1})
-    assert rec["best"]["rank"] == 2
-    assert rec["runner_up"]["rank"] >= 2
-    assert rec["best"]["objective"] == pytest.approx(2 * math.log(6 / (4 * math.sin(math.pi / 6) ** 2)), rel=1e-9)
+# -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
+
+def _cell(K=5, L=30, best=None, key="kgon", rank=2, handed=0):
+    kgon = 3.0
+    return {"K": K, "L": L, "best": kgon if best is None else best, "rank": rank, "name": key or "rank-3 code",
+            "key": key, "start": "random:gram-r2#0", "kgon_exact": kgon, "starts": 20, "kgon_starts": handed,
+            "success": True, "message": ""}
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", Evidence("s", {"cells": [_cell(), _cell(K=6), _cell(L="inf")]})),
+    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=6, best=2.9, key="", rank=3)]})),
+    ("inconclusive", Evidence("s", {"cells": [_cell(K=6), _cell(best=3.2, key="", rank=3)]})),
+    ("inconclusive", Evidence("s", {"cells": [_cell(K=6), _cell(handed=1)]})),
+]
+
+
+def test_verdict_disagrees_when_something_beats_the_kgon():
+    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, best=2.9, key="", rank=3)]}))
+    assert v.verdict == "disagrees" and "(6, 30)" in v.reason

@@ -1,10 +1,14 @@
 """``implicitbias phase``: the (K, L) phase diagram of the deep-UFM max-margin problem P(K, L).
 
-Writes, into ``--out``: ``phase_cells.csv`` (one row per cell: verdict, best structure, rank,
-objective, certificate), ``phase_heatmap.png`` (+ its CSV; verdict and best rank),
-``phase_boundary.csv`` and ``phase.md`` (cells table and boundary L*(K)).  Cells are cached in
-the store, so a rerun (or a larger grid) only computes what is missing.  Depth L counts weight
-matrices (N = L + 1 factors including the features).
+Writes the atlas into ``--out`` (``implicitbias.atlas``): ``phase_cells.csv`` (one row per cell:
+verdict, best structure named from invariants, rank, symmetry, objective, closed form, certified
+lower bound and gap, certificate, solver status), ``phase_atlas.npz`` (the best matrix of every
+cell, with its name), ``phase_structures.png`` (structure map), ``phase_heatmap.png`` (verdict,
+rank, gap), ``phase_codes_rank2.png`` / ``phase_codes_rank3.png`` (class vectors of the rank-2
+and rank-3 optima), ``phase_crossovers.csv``, ``phase_boundary.csv`` and ``phase.md``; every
+figure has a CSV of its numbers.  Columns (one K, all depths) are cached in the store, so a rerun
+or a grid with more K only computes what is missing (new depths recompute the columns).  Depth
+L counts weight matrices (N = L + 1 factors including the features).
 """
 
 from __future__ import annotations
@@ -31,16 +35,16 @@ def register(sub) -> None:
 def run(args) -> int:
     from implicitbias.atlas import boundary_markdown, write_outputs
     from implicitbias.executors import open_executor
-    from implicitbias.numerics.maxmargin.phase import boundary, phase_configs, phase_diagram
+    from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram
     from implicitbias.store import Store
 
     depths = parse_list("depths", args.depths) if args.depths.strip() else []
     output_folder("out", args.out)
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
-        records = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)
-    paths = write_outputs(records, args.out)
-    print(boundary_markdown(boundary(records)))
+        columns = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)
+    paths = write_outputs(columns, args.out)
+    print(boundary_markdown(boundary(cells_of(columns))))
     for name, path in paths.items():
         print(f"{name}: {path}")
     return 0

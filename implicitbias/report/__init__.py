@@ -10,8 +10,7 @@ Sections are layout only: modules of ``implicitbias.report.sections``, each defi
 
 and the claims of a section are the claims of ``implicitbias.claims`` whose ``section`` is its
 NAME, each shown with its verdict, reason and details.  The writer puts every claim into one
-table at the top.  (A section may still define the older ``build(ctx) -> Section`` while its
-claims move into the claims layer.)
+table at the top.
 """
 
 from __future__ import annotations
@@ -25,48 +24,22 @@ import re
 import platform
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
 
 from implicitbias import __version__
-from implicitbias.claims import TIERS, VERDICTS, Context, Result, evaluate, registry
+from implicitbias.claims import TIERS, Context, Result, evaluate, registry
 from implicitbias.figures import markdown_table
 from implicitbias.store import CellError, Store
 from implicitbias.theory import params
 
-__all__ = ["ClaimError", "Claim", "Section", "Row", "Report", "verdict", "TIERS", "available_sections", "build_report", "write_html"]
-
-
-@dataclass
-class Claim:
-    """One row of a section not yet moved into the claims layer."""
-
-    claim: str
-    statement: str
-    check: str
-    measured: str
-    verdict: str
-
-    def __post_init__(self):
-        params.choice("verdict", self.verdict, VERDICTS)
-
-
-def verdict(holds: bool) -> str:
-    """The verdict of a check that either confirms the claim or refutes it."""
-    return "agrees" if holds else "disagrees"
+__all__ = ["ClaimError", "Row", "Report", "TIERS", "available_sections", "build_report", "write_html"]
 
 
 class ClaimError(CellError):
-    """The computation of a claim (or of a legacy section) raised; the message names it."""
-
-
-@dataclass
-class Section:
-    title: str
-    markdown: str
-    claims: list[Claim] = field(default_factory=list)
+    """The computation of a claim or of a section's exhibit raised; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -117,11 +90,6 @@ def _naming(what: str):
 
 def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row]]:
     parts, rows = [], []
-    if hasattr(mod, "build") and (getattr(mod, "VERIFY", False) or not verify_only):
-        with _naming(f"section {mod.NAME}"):
-            section = mod.build(ctx)
-        rows = [Row(c.claim, c.statement, c.check, c.measured, c.verdict) for c in section.claims]
-        parts.append(section.markdown)
     if hasattr(mod, "exhibit") and not verify_only:
         with _naming(f"section {mod.NAME}"):
             parts.append(mod.exhibit(ctx))
@@ -156,8 +124,7 @@ def build_report(
     chosen = []
     for name, mod in available.items():
         own = [c for c in claims.values() if c.section == name and (c.verify or not verify_only)]
-        legacy = hasattr(mod, "build") and (getattr(mod, "VERIFY", False) or not verify_only)
-        if (only is None or name in only) and (own or legacy):
+        if (only is None or name in only) and own:
             chosen.append((mod, own))
     ctx = Context(store=store, out=Path(out), tier=tier, executor=executor, progress=progress)
     ctx.out.mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,11 @@ init, float64) by normalised gradient descent,
 
 until the loss falls below ``loss_target`` (the stable cross-entropy resolves ~1e-300) or
 ``steps`` run out.  Its final Zbar is rescaled to unit margin and re-verified (objective from an
-SVD, structure from invariants by ``identify_structure``), then compared with the best solution
-of ``solve_margin_problem`` (effort 1, as in the phase diagram) of the same structure (same name,
-else same rank).  Also recorded: the normalised margin gamma / ||theta||^N of the GD parameters
-next to the solver's (N S_p)^(-N/2) (at a KKT point ||theta||^2 = N S_p at unit margin).
+SVD, structure from invariants by ``naming.identify`` after polishing it to the local minimum it
+approaches), then compared with the solver's solution of the same structure: the branches of
+the default search (``search.search``, effort 1) polished at this depth, same name, else same
+rank.  Also recorded: the normalised margin gamma / ||theta||^N of the GD parameters next to the
+solver's (N S_p)^(-N/2) (at a KKT point ||theta||^2 = N S_p at unit margin).
 """
 
 from __future__ import annotations
@@ -26,38 +27,22 @@ from __future__ import annotations
 import math
 import time
 
-from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent
+from implicitbias.numerics.maxmargin.gd_census import gd_settings
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
-from implicitbias.numerics.maxmargin.solver import solve_margin_problem, verify
+from implicitbias.numerics.maxmargin.naming import identify
+from implicitbias.numerics.maxmargin.search import search
+from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, polish, refine_exact, verify
+from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent
 from implicitbias.theory import params
 
 __all__ = ["KIND", "crosscheck_config", "gd_crosscheck"]
 
-KIND = "gd-crosscheck-v1"
+KIND = "maxmargin.gd-crosscheck-v2"
 
 
-def crosscheck_config(
-    K: int,
-    L: int,
-    d: int | None = None,
-    scale: float = 0.1,
-    lr: float = 0.005,
-    steps: int = 8000,
-    loss_target: float = 1e-250,
-    seed: int = 0,
-) -> dict:
-    """Canonical config of one cross-check cell (d defaults to 2K); bad input -> ParameterError."""
-    K = params.integer("K", K, minimum=2, maximum=64)
-    return {
-        "K": K,
-        "L": params.integer("L", L, minimum=1, maximum=64),
-        "d": params.integer("d", 2 * K if d is None else d, minimum=K, maximum=1024),
-        "scale": params.real("scale", scale, minimum=0, open_minimum=True),
-        "lr": params.real("lr", lr, minimum=0, open_minimum=True),
-        "steps": params.integer("steps", steps, minimum=1, maximum=10**6),
-        "loss_target": params.real("loss_target", loss_target, minimum=0),
-        "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1),
-    }
+def crosscheck_config(K: int, L: int, seed: int = 0, **settings) -> dict:
+    """Canonical config of one cross-check cell (``gd_census.gd_settings`` and the seed)."""
+    return {**gd_settings(K, L, **settings), "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1)}
 
 
 def gd_crosscheck(config: dict) -> dict:
@@ -81,27 +66,33 @@ def gd_crosscheck(config: dict) -> dict:
     if not min_margin(Z) > 0:
         raise ValueError(f"GD did not separate the classes for {c} ({run.message or 'all steps ran'})")
     gd = verify(Z, p, "gradient descent")
+    end = refine_exact(polish(gd.Z, p, "gradient descent", WARM_SCHEDULE))  # the KKT point GD approaches
+    gd_name = identify(end.Z).name
     norm2 = sum(float((f * f).sum()) for f in run.factors)
     t1 = time.perf_counter()
-    res = solve_margin_problem(K, L, effort=1, seed=c["seed"])
+    res = search(K, [L], effort=1, seed=c["seed"])
     solver_seconds = time.perf_counter() - t1
-    same = [s for s in res.solutions if s.structure == gd.structure] or [s for s in res.solutions if s.rank == gd.rank]
-    ref = same[0] if same else None
+    branches = [refine_exact(polish(b.Z, p, b.start, WARM_SCHEDULE)) for b in res.branches if b.rank == end.rank]
+    named = [(identify(s.Z).name, s) for s in [res.best[L], *branches]]
+    same = [s for name, s in named if name == gd_name] or [s for _, s in named if s.rank == end.rank]
+    ref = min(same, key=lambda s: s.objective) if same else None
+    ref_name = next((name for name, s in named if s is ref), "")
     return {
         **c,
         "gd_objective": gd.objective,
-        "gd_structure": gd.structure,
-        "gd_rank": gd.rank,
+        "gd_structure": gd_name,
+        "gd_rank": end.rank,
+        "gd_polished_objective": end.objective,
         "gd_normalised_margin": min_margin(Z) / norm2 ** (N / 2),
         "gd_steps": len(run.loss) - 1,
         "gd_final_loss": float(run.loss[-1]),
         "gd_message": run.message,
         "gd_seconds": gd_seconds,
         "solver_objective": ref.objective if ref else math.nan,
-        "solver_structure": ref.structure if ref else "",
+        "solver_structure": ref_name,
         "solver_normalised_margin": (N * ref.objective) ** (-N / 2) if ref else math.nan,
-        "solver_global": res.best.objective,
-        "solver_global_structure": res.best.structure,
+        "solver_global": res.best[L].objective,
+        "solver_global_structure": named[0][0],
         "solver_seconds": solver_seconds,
         "gap": (gd.objective - ref.objective) / ref.objective if ref else math.nan,
         "ratio": gd_seconds / solver_seconds,

@@ -1,24 +1,31 @@
-"""The (K, L) phase diagram of P(K, L): where neural collapse stops being the global optimum.
+"""The (K, L) phase diagram of P(K, L): where neural collapse stops being optimal, and what replaces it.
 
 Depth L counts weight matrices; the features are one more factor, N = L + 1, p = 2/(L + 1).
-Each cell is a pure function of (K, L, effort, seed) (``phase_cell``), run through
-``Store.map`` by ``phase_diagram`` so it is cached, resumable and parallel.  A cell records the
-NC value K - 1, every verified candidate (closed-form codes and the multi-start solver's
-outputs, structure named from invariants), the best alternative to NC (explicit matrix) and a
-verdict (Spec A, section 3):
+The unit of computation is a column: one K, all requested depths (``phase_column``, a pure
+function of {K, depths, effort, seed}, run through ``Store.map`` by ``phase_diagram``, so it is
+cached, resumable and parallel over K).  A column runs the global search
+(``implicitbias.numerics.maxmargin.search``) once for all its depths, then for every depth
+records a cell: the NC value K - 1, the best verified matrix with its name from invariants
+(``naming.identify``), the closed-form objective when the structure is named
+(``implicitbias.theory.codes``), a certified lower bound (``lower_bounds``), the gap between the
+two, and a verdict (Spec A, section 3):
 
 - ``NC suboptimal``: an explicit, re-verified Zbar with a strictly smaller objective.  The
-  certificate is ``exact`` when a closed-form code (cross-polytope, K-gon) beats NC by an exact
-  sympy comparison (``implicitbias.theory.codes.compare_with_nc``), else ``numerical``: a solver
-  output below K - 1 by more than a relative gap of ``GAP`` (its margin and objective recomputed).
+  certificate is ``exact`` when a named code beats NC by an exact sympy comparison
+  (``theory.codes.compare_with_nc``), else ``numerical``: a solver output below K - 1 by more
+  than a relative ``GAP`` (its margin and objective recomputed).
 - ``NC optimal``: L = 1, certified by the convex nuclear-norm problem: the exact dual bound of
   uniform multipliers (``nuclear_norm_dual_bound``) for every K, and for K <= 16 also cvxpy's
-  optimum with the bound from its own multipliers; or K = 2 at any depth, exactly: a column-centred 2 x 2 Zbar has rank <= 1, so
-  S_p = S_1^p >= (K - 1)^p = 1, the L = 1 bound.
-- ``NC best found``: no certificate; the cell lists the starts and the seed behind the search.
+  optimum with the bound from its own multipliers; K = 2 at any depth (a column-centred 2 x 2
+  Zbar has rank 1: S_p = S_1^p >= 1); K = 3 at any depth (``theory.three_classes``: every
+  feasible Zbar has sigma_1 sigma_2 >= 1, so S_p >= 2); or a branch-and-bound certificate
+  (``branch_and_bound``) where one is supplied.
+- ``NC best found``: no certificate; the cell states the search effort behind it.
 
-``boundary`` reads the smallest integer L at which NC is suboptimal for each K, with the
-structure that first beats NC.
+Each column also lists the crossovers: for every pair of structures optimal at some depth of
+the column, the real depths where their objectives tie (exact for named pairs, else from the
+explicit matrices).  ``boundary`` reads the smallest integer L at which NC is suboptimal for
+each K, with the structure that first beats NC.
 """
 
 from __future__ import annotations
@@ -28,143 +35,215 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.optimize import brentq
 
-from implicitbias.numerics.maxmargin.codes import CODES
+from implicitbias.numerics.maxmargin.codes import simplex_etf
+from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
+from implicitbias.numerics.maxmargin.naming import identify, known_structures
+from implicitbias.numerics.maxmargin.search import search
 from implicitbias.numerics.maxmargin.solver import (
     MAX_DIMENSION,
+    WARM_SCHEDULE,
     nuclear_norm_dual_bound,
     nuclear_norm_optimum,
-    solve_margin_problem,
+    polish,
     verify,
 )
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
+from implicitbias.theory.three_classes import proof as three_class_proof
 
 __all__ = [
     "KIND",
     "VERDICTS",
     "GAP",
-    "cell_config",
-    "phase_cell",
+    "CVXPY_MAX_K",
+    "column_config",
+    "phase_column",
     "phase_configs",
     "phase_diagram",
+    "cells_of",
     "boundary",
     "best_rank",
-    "LIMIT_KIND",
-    "depth_limit_cell",
     "MAX_CELLS",
 ]
 
-KIND = "phase-cell-v1"
-LIMIT_KIND = "depth-limit-v1"
+KIND = "maxmargin.phase-column-v2"
 VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
-MAX_CELLS = 20_000  # each cell stores up to a few K x K matrices
+MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
+CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
 def _depth(L) -> int | float:
     L = params.real("L", L, minimum=1, maximum=10_000)
-    return int(L) if float(L).is_integer() else L
+    return int(L) if float(L).is_integer() else float(L)
 
 
-def cell_config(K: int, L, effort: int = 1, seed: int = 0) -> dict:
-    """Canonical config of a cell (integer depths stored as int, so 3 and 3.0 are one cell)."""
+def column_config(K: int, depths: Sequence, effort: int = 1, seed: int = 0) -> dict:
+    """Canonical config of a column (integer depths stored as int, sorted, no repeats)."""
     return {
         "K": params.integer("K", K, minimum=2, maximum=MAX_DIMENSION),
-        "L": _depth(L),
+        "depths": sorted({_depth(L) for L in depths}),
         "effort": params.integer("effort", effort, minimum=1, maximum=100),
         "seed": params.integer("seed", seed, minimum=0, maximum=2**32 - 1),
     }
 
 
-def _closed_form_candidates(K: int, L, p: float) -> list[dict]:
-    """Cross-polytope and K-gon: explicit matrices verified, closed forms and exact comparison."""
-    out = []
-    for name in ("cross_polytope", "kgon"):
-        if K < (3 if name == "cross_polytope" else 4):
-            continue
-        rec = verify(CODES[name](K), p, f"{name} code").summary()
-        rec["code"] = name
-        rec["closed_form"] = float(exact.objective_at(name, K, L))
-        rec["exact_sign"] = exact.compare_with_nc(name, K, L)
-        out.append(rec)
-    return out
+def _named_candidates(K: int, L) -> list[dict]:
+    """Every named code at K (but NC) with its exact objective at depth L and exact sign against NC."""
+    return [{"key": key, "objective": float(exact.objective_at(key, K, L)), "exact_sign": exact.compare_with_nc(key, K, L)}
+            for key in exact.structures_with_vertices(K) if key != "nc"]
 
 
-def phase_cell(config: dict) -> dict:
-    """One cell of the phase diagram, a pure function of ``config`` = (K, L, effort, seed).
+def _shallow_certificate(K: int, nc: float) -> tuple[dict, bool]:
+    """L = 1: the convex problem's dual bounds (uniform multipliers; cvxpy's for K <= 16)."""
+    uniform = nuclear_norm_dual_bound(np.full((K, K), 1.0 / K))
+    certificate = {"kind": "convex", "dual_bound_uniform_multipliers": uniform}
+    optimal = uniform >= nc * (1 - GAP)
+    if K <= CVXPY_MAX_K:
+        cvx = nuclear_norm_optimum(K)
+        certificate.update(solver="cvxpy/Clarabel nuclear norm", value=cvx["value"],
+                           dual_lower_bound=cvx["lower_bound"], status=cvx["status"])
+        optimal = optimal and cvx["status"] == "optimal" and cvx["lower_bound"] >= nc * (1 - GAP)
+    return certificate, optimal
 
-    L counts weight matrices (N = L + 1).  Returns the JSON-ready record described in the module
-    docstring.
-    """
-    t0, c0 = time.perf_counter(), time.process_time()
-    cfg = cell_config(**config)
-    K, L = cfg["K"], cfg["L"]
+
+def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
+    """One cell of a column: verdict, certificate, best matrix with its name, bound and gap."""
     p = schatten_exponent(L)
     nc = float(K - 1)
-    candidates = _closed_form_candidates(K, L, p)
+    named = _named_candidates(K, L)
     certificate: dict = {}
-    starts: list[str] = [c["start"] for c in candidates]
+    optimal = False
     if L == 1:
-        uniform = nuclear_norm_dual_bound(np.full((K, K), 1.0 / K))
-        certificate = {"kind": "convex", "dual_bound_uniform_multipliers": uniform}
-        optimal = uniform >= nc * (1 - GAP)
-        if K <= CVXPY_MAX_K:
-            cvx = nuclear_norm_optimum(K)
-            certificate.update(
-                solver="cvxpy/Clarabel nuclear norm",
-                value=cvx["value"],
-                dual_lower_bound=cvx["lower_bound"],
-                status=cvx["status"],
-            )
-            optimal = optimal and cvx["status"] == "optimal" and cvx["lower_bound"] >= nc * (1 - GAP)
+        certificate, optimal = _shallow_certificate(K, nc)
     elif K == 2:
-        certificate = {"kind": "exact", "argument": "centred 2 x 2 Zbar has rank 1: S_p = S_1^p >= 1"}
-        optimal = True
-    else:
-        optimal = False
-        res = solve_margin_problem(K, L, cfg["effort"], cfg["seed"])
-        starts += res.starts
-        candidates += [s.summary() for s in res.solutions]
-    alternatives = [c for c in candidates if c["structure"] != "nc"]
-    best = min(alternatives, key=lambda c: c["objective"]) if alternatives else None
-    exact_wins = [c for c in candidates if c.get("exact_sign") == -1]
+        certificate, optimal = {"kind": "exact", "argument": "a centred 2 x 2 Zbar has rank 1: S_p = S_1^p >= 1"}, True
+    elif K == 3:
+        optimal = three_class_proof().holds
+        certificate = {"kind": "exact", "argument": "K = 3: sigma_1 sigma_2 >= 1 for every feasible Zbar "
+                       "(theory.three_classes, sympy-checked), so S_p >= 2 (sigma_1 sigma_2)^(p/2) >= 2"}
+    pool = ([found] if found is not None else []) + [verify(Z, p, key) for key, _, Z in known_structures(K) if key != "nc"]
+    alternative = min((s for s in pool if s.objective < nc * (1 - GAP)), key=lambda s: s.objective, default=None)
+    best = alternative if alternative is not None and not optimal else verify(simplex_etf(K), p, "nc")
+    ident = identify(best.Z)
+    closed = None
+    if ident.key:
+        closed = {"key": ident.key, "expression": str(exact.objective_at(ident.key, K, L)),
+                  "value": float(exact.objective_at(ident.key, K, L))}
+    exact_wins = [c for c in named if c["exact_sign"] == -1]
     if optimal:
         verdict = "NC optimal"
-    elif exact_wins:
-        win = min(exact_wins, key=lambda c: c["objective"])
+    elif alternative is not None:
         verdict = "NC suboptimal"
-        certificate = {
-            "kind": "exact",
-            "structure": win["code"],
-            "closed_form": str(exact.objective_at(win["code"], K, L)),
-            "value": win["closed_form"],
-            "verified_objective": win["objective"],
-            "verified_margin": win["margin"],
-        }
-    elif best is not None and best["objective"] < nc * (1 - GAP):
-        verdict = "NC suboptimal"
-        certificate = {
-            "kind": "numerical",
-            "structure": best["structure"],
-            "verified_objective": best["objective"],
-            "verified_margin": best["margin"],
-            "gap": nc - best["objective"],
-        }
+        win = next((c for c in named if c["key"] == ident.key and c["exact_sign"] == -1), None)
+        win = win or (min(exact_wins, key=lambda c: c["objective"]) if exact_wins else None)
+        if win is not None:
+            certificate = {"kind": "exact", "structure": win["key"],
+                           "closed_form": str(exact.objective_at(win["key"], K, L)), "value": win["objective"],
+                           "verified_objective": best.objective, "verified_margin": best.margin}
+        else:
+            certificate = {"kind": "numerical", "structure": ident.name, "verified_objective": best.objective,
+                           "verified_margin": best.margin, "gap": nc - best.objective}
     else:
         verdict = "NC best found"
-        certificate = {"kind": "none", "starts": starts, "seed": cfg["seed"], "effort": cfg["effort"]}
+        certificate = {"kind": "none", "starts": starts, "seed": seed, "effort": effort}
+    bound = certified_lower_bound(K, L) if not optimal else {"value": nc, "kind": certificate["kind"]}
     return {
-        **cfg,
-        "p": p,
+        "K": K, "L": L, "p": p, "effort": effort, "seed": seed,
         "nc_objective": nc,
         "verdict": verdict,
         "certificate": certificate,
-        "best": best,
-        "candidates": [{k: v for k, v in c.items() if k != "Z"} for c in candidates],
-        "starts": starts,
+        "best": {**best.summary(), "structure": ident.summary()},
+        "closed_form": closed,
+        "named": named,
+        "lower_bound": bound,
+        "gap": (best.objective - bound["value"]) / best.objective,
+    }
+
+
+def _curve(Z: np.ndarray):
+    s = np.linalg.svd(Z, compute_uv=False)
+    s = s[s > Z.shape[0] * np.finfo(float).eps * s[0]]
+    return lambda q: float(np.sum(s**q))
+
+
+def _frozen_ties(Za: np.ndarray, Zb: np.ndarray) -> list[float]:
+    """Depths L >= 1 where S_p(Za) = S_p(Zb), the two matrices held fixed (p scanned on (0, 1])."""
+    fa, fb = _curve(Za), _curve(Zb)
+    grid = np.linspace(1e-3, 1.0, 400)
+    diff = np.array([fa(q) - fb(q) for q in grid])
+    roots = []
+    for i in np.flatnonzero(np.sign(diff[:-1]) * np.sign(diff[1:]) < 0):
+        q = brentq(lambda x: fa(x) - fb(x), grid[i], grid[i + 1], xtol=1e-14)
+        roots.append(2 / q - 1)
+    return roots
+
+
+def _crossovers(K: int, cells: list[dict]) -> list[dict]:
+    """Ties between every pair of structures optimal at some integer depth of the column.
+
+    Exact (``theory.codes.tie_depths``) when both are named; otherwise from the explicit
+    matrices: the objectives of the two optimal matrices (taken at the depths nearest to each
+    other) as functions of p, re-polished at the estimated crossing ``CROSSOVER_REFINE`` times
+    when the two are optimal at consecutive depths (their shapes may change with depth).
+    """
+    optimal: dict[str, list[dict]] = {}
+    for c in cells:
+        if isinstance(c["L"], int):
+            optimal.setdefault(c["best"]["structure"]["name"], []).append(c)
+    names = sorted(optimal, key=lambda n: min(c["L"] for c in optimal[n]))
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ka, kb = optimal[a][0]["best"]["structure"]["key"], optimal[b][0]["best"]["structure"]["key"]
+            if ka and kb:
+                ties = [float(t) for t in exact.tie_depths(ka, kb, K)]
+                method = "exact (closed forms)"
+            else:
+                ca = max(optimal[a], key=lambda c: c["L"])
+                cb = min(optimal[b], key=lambda c: c["L"])
+                Za, Zb = np.array(ca["best"]["Z"]), np.array(cb["best"]["Z"])
+                ties = _frozen_ties(Za, Zb)
+                method = "from the optimal matrices (shapes frozen)"
+                if cb["L"] - ca["L"] == 1 and len([t for t in ties if ca["L"] < t < cb["L"]]) == 1:
+                    t = next(t for t in ties if ca["L"] < t < cb["L"])
+                    for _ in range(CROSSOVER_REFINE):
+                        q = schatten_exponent(t)
+                        Za, Zb = polish(Za, q, a, WARM_SCHEDULE).Z, polish(Zb, q, b, WARM_SCHEDULE).Z
+                        near = [x for x in _frozen_ties(Za, Zb) if ca["L"] - 0.5 < x < cb["L"] + 0.5]
+                        if not near:
+                            break
+                        t = min(near, key=lambda x: abs(x - t))
+                    ties = [t if ca["L"] < x < cb["L"] else x for x in ties]
+                    method = "re-polished at the crossing"
+            out.append({"K": K, "a": a, "b": b, "ties": ties, "method": method,
+                        "a_optimal_at": [c["L"] for c in optimal[a]], "b_optimal_at": [c["L"] for c in optimal[b]]})
+    return out
+
+
+def phase_column(config: dict) -> dict:
+    """One column of the phase diagram, a pure function of {K, depths, effort, seed}.
+
+    L counts weight matrices (N = L + 1).  Returns the cells (one per depth, see ``_cell``), the
+    crossovers and the search effort.
+    """
+    t0, c0 = time.perf_counter(), time.process_time()
+    cfg = column_config(**config)
+    K, depths, effort, seed = cfg["K"], cfg["depths"], cfg["effort"], cfg["seed"]
+    deep = [L for L in depths if L > 1] if K >= 4 else []
+    res = search(K, deep, effort, seed) if deep else None
+    starts = len(res.starts) if res else 0
+    cells = [_cell(K, L, effort, seed, res.best.get(L) if res else None, starts) for L in depths]
+    return {
+        **cfg,
+        "cells": cells,
+        "crossovers": _crossovers(K, cells),
+        "starts": res.starts if res else [],
+        "solves": res.solves if res else 0,
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - c0,
     }
@@ -173,93 +252,68 @@ def phase_cell(config: dict) -> dict:
 def phase_configs(
     kmax: int, lmax: int, effort: int = 1, seed: int = 0, depths: Sequence[float] | None = None, kmin: int = 2
 ) -> list[dict]:
-    """Configs of the grid K in [kmin, kmax] x (L in 1..lmax, plus real ``depths``).
+    """Column configs of the grid K in [kmin, kmax] x (L in 1..lmax, plus real ``depths``).
 
     Raises ``ParameterError`` for bad bounds, non-finite depths, or a grid of more than
-    ``MAX_CELLS`` cells (each cell keeps explicit K x K matrices in memory and in the store).
+    ``MAX_CELLS`` cells (each cell keeps an explicit K x K matrix in memory and in the store).
     """
     kmax = params.integer("kmax", kmax, minimum=2, maximum=MAX_DIMENSION)
     kmin = params.integer("kmin", kmin, minimum=2, maximum=kmax)
     lmax = params.integer("lmax", lmax, minimum=1, maximum=10_000)
-    extra = [_depth(d) for d in (depths or [])]
-    Ls = sorted(set(range(1, lmax + 1)) | set(extra))
+    Ls = sorted(set(range(1, lmax + 1)) | {_depth(d) for d in (depths or [])})
     cells = (kmax - kmin + 1) * len(Ls)
     if cells > MAX_CELLS:
-        raise params.ParameterError(
-            f"grid must have at most {MAX_CELLS} cells (kmax, lmax and depths), got {cells}"
-        )
-    return [cell_config(K, L, effort, seed) for K in range(kmin, kmax + 1) for L in Ls]
+        raise params.ParameterError(f"grid must have at most {MAX_CELLS} cells (kmax, lmax and depths), got {cells}")
+    return [column_config(K, Ls, effort, seed) for K in range(kmin, kmax + 1)]
 
 
 def phase_diagram(store, configs: Sequence[dict], *, executor=None, progress: bool = True) -> list[dict]:
-    """Records of every cell, computed through ``store.map`` (cached, resumable, parallel)."""
-    return store.map(KIND, phase_cell, configs, executor=executor, progress=progress, desc="phase diagram")
+    """Column records of every config, computed through ``store.map`` (cached, resumable, parallel).
+
+    Largest K first, so the longest columns start first on a pool.
+    """
+    order = sorted(range(len(configs)), key=lambda i: -configs[i]["K"])
+    records = store.map(KIND, phase_column, [configs[i] for i in order], executor=executor,
+                        progress=progress, desc="phase diagram")
+    out: list = [None] * len(configs)
+    for i, rec in zip(order, records):
+        out[i] = rec
+    return out
 
 
-def boundary(records: Sequence[dict]) -> list[dict]:
+def cells_of(columns: Sequence[dict]) -> list[dict]:
+    """The cells of the columns, in (K, L) order."""
+    return sorted((c for col in columns for c in col["cells"]), key=lambda c: (c["K"], float(c["L"])))
+
+
+def boundary(cells: Sequence[dict]) -> list[dict]:
     """Per K: the smallest integer L where NC is suboptimal, what beats it there, and thresholds.
 
-    The rows also carry the exact threshold depths (real L where the closed-form code ties NC)
-    of the K-gon and the cross-polytope, evaluated from ``implicitbias.theory.codes``.
+    The rows also carry the exact threshold depths (real L beyond which the closed-form code
+    beats NC) of the K-gon and the cross-polytope (``implicitbias.theory.codes``).
     """
     rows = []
-    for K in sorted({r["K"] for r in records}):
-        cells = sorted((r for r in records if r["K"] == K and isinstance(r["L"], int)), key=lambda r: r["L"])
-        first = next((r for r in cells if r["verdict"] == "NC suboptimal"), None)
+    for K in sorted({c["K"] for c in cells}):
+        column = sorted((c for c in cells if c["K"] == K and isinstance(c["L"], int)), key=lambda c: c["L"])
+        first = next((c for c in column if c["verdict"] == "NC suboptimal"), None)
         thresholds = {
             name: (float(exact.threshold_depth(name, K)) if K >= (3 if name == "cross_polytope" else 4) else math.inf)
             for name in ("cross_polytope", "kgon")
         }
-        rows.append(
-            {
-                "K": K,
-                "L_star": first["L"] if first else None,
-                "best_structure": first["best"]["structure"] if first else None,
-                "best_rank": first["best"]["rank"] if first else None,
-                "certificate": (
-                    f"{first['certificate']['kind']}: {first['certificate']['structure']}" if first else None
-                ),
-                "Lmax_searched": max((r["L"] for r in cells), default=None),
-                "nc_optimal_everywhere": all(r["verdict"] == "NC optimal" for r in cells),
-                "threshold_cross_polytope": thresholds["cross_polytope"],
-                "threshold_kgon": thresholds["kgon"],
-            }
-        )
+        rows.append({
+            "K": K,
+            "L_star": first["L"] if first else None,
+            "best_structure": first["best"]["structure"]["name"] if first else None,
+            "best_rank": first["best"]["rank"] if first else None,
+            "certificate": f"{first['certificate']['kind']}: {first['certificate']['structure']}" if first else None,
+            "Lmax_searched": max((c["L"] for c in column), default=None),
+            "nc_optimal_everywhere": all(c["verdict"] == "NC optimal" for c in column),
+            "threshold_cross_polytope": thresholds["cross_polytope"],
+            "threshold_kgon": thresholds["kgon"],
+        })
     return rows
 
 
-def best_rank(record: dict) -> int:
-    """Rank of the best solution of a cell: NC's K - 1 unless an alternative beats it."""
-    best = record["best"]
-    if record["verdict"] == "NC suboptimal" and best is not None:
-        return int(best["rank"])
-    return int(record["K"] - 1)
-
-
-
-def depth_limit_cell(config: dict) -> dict:
-    """Theorem 3.2 check at one (K, L): the best solution found, named from invariants only.
-
-    ``config`` = {K, L, effort, seed}; L counts weight matrices (N = L + 1) and ``"inf"`` selects
-    the p -> 0 objective ordered by (rank, sum log sigma).  The solver runs without the K-gon
-    start (``exclude=("kgon",)``) and refines the best solution of each small rank at fixed
-    rank; the record compares the best with the exact K-gon value of ``theory.codes``.
-    """
-    K = params.integer("K", config["K"], minimum=4, maximum=MAX_DIMENSION)
-    L = math.inf if config["L"] == "inf" else _depth(config["L"])
-    effort = params.integer("effort", config.get("effort", 2), minimum=1, maximum=100)
-    seed = params.integer("seed", config.get("seed", 0), minimum=0, maximum=2**32 - 1)
-    res = solve_margin_problem(K, L, effort, seed, exclude=("kgon",), refine=True)
-    if L == math.inf:
-        kgon = float(exact.limit_objective("kgon")[1].subs(exact.K, K))
-    else:
-        kgon = float(exact.objective_at("kgon", K, L))
-    best = res.best.summary()
-    return {
-        "K": K,
-        "L": config["L"],
-        "best": best,
-        "kgon_exact": kgon,
-        "starts": res.starts,
-        "runner_up": res.solutions[1].summary() if len(res.solutions) > 1 else None,
-    }
+def best_rank(cell: dict) -> int:
+    """Rank of the best solution of a cell (NC's K - 1 unless an alternative beats it)."""
+    return int(cell["best"]["rank"])

@@ -1,74 +1,72 @@
-"""Solver for the deep-UFM max-margin problem P(K, L) in logit space (Spec A, section 1).
+"""Local solver for the deep-UFM max-margin problem P(K, L) in logit space (Spec A, section 1).
 
 Depth L counts weight matrices; the features are one more factor, N = L + 1, p = 2/(L + 1):
 
     P(K, L):  minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p  s.t.  Zbar_kk - Zbar_ck >= 1 (c != k).
 
 L = 1 (p = 1) is the convex nuclear-norm problem, solved by cvxpy (``nuclear_norm_optimum``) with
-a certified lower bound from its dual.  For L > 1 (any real L) ``solve_margin_problem`` runs a
-multi-start local optimisation of a smooth reformulation:
+a certified lower bound from its dual.  For L > 1 (any real L) ``polish`` finds a local minimum
+near a given start; the global search over starts is ``implicitbias.numerics.maxmargin.search``.
 
 - Variables: the gaps g_ck = Zbar_kk - Zbar_ck (c != k), with bounds g_ck >= 1, which are exactly
   the margin constraints.  Zbar = P G(g) with G_kk = 0, G_ck = -g_ck and P = I - 11^T/K (centring
   costs nothing: it leaves margins unchanged and can only shrink singular values).
 - Objective: the smoothed spectral function sum_i phi_eps(sigma_i^2) with
-  phi_eps(x) = (x + eps)^(p/2), eps lowered along a continuation schedule (each stage warm
-  started); gradient P U diag(2 sigma phi'(sigma^2)) V^T from one SVD.  p = 0 selects the
+  phi_eps(x) = (x + eps)^(p/2), eps lowered by factors of 10 from 1e-2 to 1e-11 (each stage warm
+  started; ten short stages reach a relative accuracy of about 1e-9 where three long ones stall
+  near 1e-6); gradient P U diag(2 sigma phi'(sigma^2)) V^T from one SVD.  p = 0 selects the
   L -> infinity objective ordered by rank, then sum log sigma (Theorem 3.2):
   phi_eps(x) = log(x + eps)/2, under which each vanishing singular value costs log(eps)/2, so
   lower rank dominates and, at equal rank, sum log sigma decides.
-- Minimiser: L-BFGS-B (scipy), which keeps the bounds exactly.
-- Starts: structured (cross-polytope, K-gon), rank-constrained (Gram matrices of r random unit
-  vectors, r in a range; softmax codes at higher effort) and a perturbed NC; all seeded.
+- Minimiser: L-BFGS-B (scipy), which keeps the bounds exactly.  Every stage's scipy status
+  (``success``, ``message``) is carried in the result.
 
 Every returned matrix is re-verified by ``verify``: margins recomputed, rescaled to minimum margin
 exactly 1, objective and rank from an SVD (singular values below numpy's ``matrix_rank``
-tolerance K eps sigma_1 count as zero), structure named from invariants only.
+tolerance K eps sigma_1 count as zero).  Structures are named elsewhere, from invariants
+(``implicitbias.numerics.maxmargin.naming``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 from scipy.optimize import minimize
 
 from implicitbias.numerics.maxmargin.codes import (
-    CODES,
     centre_columns,
-    class_vectors,
-    identify_structure,
-    pair_margin_constraint,
     simplex_etf,
     single_threaded,
-    softmax_code,
 )
-from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.numerics.maxmargin.margin import margins, min_margin, schatten_objective, unit_margin
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import params
 
 __all__ = [
     "MarginSolution",
-    "SolveResult",
     "verify",
     "polish",
-    "refine_fixed_rank",
-    "default_starts",
-    "solve_margin_problem",
-    "solve_schatten",
+    "refine_exact",
+    "random_gram",
     "nuclear_norm_optimum",
     "nuclear_norm_dual_bound",
     "feasible_directions",
     "nc_directional_slopes",
     "EPS_SCHEDULE",
+    "WARM_SCHEDULE",
+    "COARSE_SCHEDULE",
+    "MAX_DIMENSION",
 ]
 
-EPS_SCHEDULE = (1e-2, 1e-4, 1e-7)  # continuation of the smoothing, relative to unit margins
+EPS_SCHEDULE = tuple(10.0**-k for k in range(2, 12))  # smoothing continuation 1e-2 ... 1e-11
+COARSE_SCHEDULE = EPS_SCHEDULE[:5]  # 1e-2 ... 1e-6: which basin a start falls into, about 1e-4 accurate
+WARM_SCHEDULE = EPS_SCHEDULE[3:]  # 1e-5 ... 1e-11: a local minimum of a nearby depth polished to about 1e-9
+TIGHT = {"maxiter": 300, "ftol": 1e-13, "gtol": 1e-10}  # L-BFGS-B options of the final stages
+LOOSE = {"maxiter": 150, "ftol": 1e-9, "gtol": 1e-6}  # ... of stages that only follow the path
 MAX_DIMENSION = 256  # K above this: the dense K x K SVD per step is too slow to be useful
-REFINE_MAX_VARIABLES = 100  # dense SLSQP of the fixed-rank refinement stays below a few seconds
 
 
 @dataclass
@@ -76,7 +74,8 @@ class MarginSolution:
     """A re-verified feasible Zbar: unit margin, objective and rank recomputed from its SVD.
 
     ``objective`` is S_p for p > 0 and sum log sigma over the numerical rank for p = 0 (then
-    solutions compare by ``key`` = (rank, objective)).
+    solutions compare by ``key`` = (rank, objective)).  ``success`` and ``message`` report the
+    scipy minimisations that produced it (all stages successful; their distinct messages).
     """
 
     Z: np.ndarray
@@ -85,8 +84,10 @@ class MarginSolution:
     margin: float
     rank: int
     singular_values: list[float]
-    structure: str
     start: str
+    success: bool = True
+    message: str = "given"
+    iterations: int = 0
 
     @property
     def key(self) -> tuple:
@@ -95,32 +96,40 @@ class MarginSolution:
     def summary(self) -> dict:
         """JSON-ready record (the explicit matrix included)."""
         return {
-            "structure": self.structure,
             "objective": self.objective,
+            "p": self.p,
             "rank": self.rank,
             "margin": self.margin,
             "singular_values": self.singular_values,
             "start": self.start,
+            "success": self.success,
+            "message": self.message,
+            "iterations": self.iterations,
             "Z": self.Z.tolist(),
         }
 
 
 @dataclass
-class SolveResult:
-    """Solutions of all starts (best first) and the search effort behind them."""
+class _Status:
+    """scipy's verdicts over the stages of one solve."""
 
-    K: int
-    p: float
-    solutions: list[MarginSolution]
-    starts: list[str] = field(default_factory=list)
-    seed: int = 0
+    success: bool = True
+    messages: list[str] = field(default_factory=list)
+    iterations: int = 0
+
+    def add(self, res) -> None:
+        self.success = self.success and bool(res.success)
+        message = str(res.message)
+        if message not in self.messages:
+            self.messages.append(message)
+        self.iterations += int(getattr(res, "nit", 0))
 
     @property
-    def best(self) -> MarginSolution:
-        return self.solutions[0]
+    def message(self) -> str:
+        return "; ".join(self.messages)
 
 
-def verify(Z: np.ndarray, p: float, start: str = "given") -> MarginSolution:
+def verify(Z: np.ndarray, p: float, start: str = "given", status: _Status | None = None) -> MarginSolution:
     """Re-verify a candidate: recompute margins, rescale to minimum margin exactly 1, SVD.
 
     Raises ``ValueError`` if Zbar does not separate the classes.
@@ -130,6 +139,7 @@ def verify(Z: np.ndarray, p: float, start: str = "given") -> MarginSolution:
     r = numerical_rank(s)
     rtol = max(Z.shape) * np.finfo(float).eps
     value = float(np.sum(np.log(s[:r]))) if p == 0 else schatten_objective(Z, p, rtol=rtol)
+    status = status or _Status()
     return MarginSolution(
         Z=Z,
         p=float(p),
@@ -137,8 +147,10 @@ def verify(Z: np.ndarray, p: float, start: str = "given") -> MarginSolution:
         margin=float(margins(Z).min()),
         rank=r,
         singular_values=s.tolist(),
-        structure=identify_structure(Z)["name"],
         start=start,
+        success=status.success,
+        message=status.message or "given",
+        iterations=status.iterations,
     )
 
 
@@ -150,9 +162,7 @@ def _penalty(p: float, eps: float):
 
 
 @single_threaded
-def polish(
-    Z0: np.ndarray, p: float, start: str = "given", eps_schedule=EPS_SCHEDULE, maxiter: int = 300
-) -> MarginSolution:
+def polish(Z0: np.ndarray, p: float, start: str = "given", eps_schedule=EPS_SCHEDULE) -> MarginSolution:
     """Local minimisation of P from a separating Z0 (any scale), re-verified.
 
     After the continuation, every SVD truncation of the result that still separates the classes
@@ -160,12 +170,17 @@ def polish(
     true objective wants zeros); the best of these and of Z0 itself is returned, so polishing
     never returns a worse matrix than its start.  The gap parametrisation with L-BFGS-B bounds is
     written by hand because no library solves Schatten-quasi-norm problems over polyhedra; scipy
-    does the minimisation.
+    does the minimisation.  Stages with eps >= 1e-6 only follow the continuation path (loose
+    L-BFGS-B tolerances, ``LOOSE``); later ones converge tightly (``TIGHT``).  The smoothed
+    problem is ill-conditioned at small eps (curvature ~ eps^(p/2 - 1) across the vanishing
+    singular values), so on flat low-rank families the result can sit 1e-4 above the minimum;
+    ``refine_exact`` finishes the job at fixed rank.
     """
     Z0 = unit_margin(centre_columns(Z0))
     K = Z0.shape[0]
     off = ~np.eye(K, dtype=bool)
     g = np.maximum((np.diag(Z0)[None, :] - Z0)[off], 1.0)
+    status = _Status()
 
     def build(g):
         G = np.zeros((K, K))
@@ -180,15 +195,18 @@ def polish(
             dZ = (U * (2 * s * dphi(s * s))) @ Vt
             return float(np.sum(phi(s * s))), -centre_columns(dZ)[off]
 
-        g = minimize(
+        res = minimize(
             f,
             g,
             jac=True,
             method="L-BFGS-B",
             bounds=[(1.0, None)] * g.size,
-            options={"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-9},
-        ).x
-    return min((verify(Z, p, start) for Z in [Z0, *_truncations(build(g))]), key=lambda s: s.key)
+            options=LOOSE if eps >= 1e-6 else TIGHT,
+        )
+        status.add(res)
+        g = res.x
+    candidates = [verify(Z, p, start, status) for Z in [Z0, *_truncations(build(g))]]
+    return min(candidates, key=lambda s: s.key)
 
 
 def _truncations(Z: np.ndarray) -> list[np.ndarray]:
@@ -203,123 +221,83 @@ def _truncations(Z: np.ndarray) -> list[np.ndarray]:
 
 
 @single_threaded
-def refine_fixed_rank(sol: MarginSolution, maxiter: int = 300) -> MarginSolution:
-    """Refine a solution at its rank r with the exact (unsmoothed) objective; never worse.
+def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200) -> MarginSolution:
+    """Refine a solution at its rank r with the exact objective and SLSQP; never worse.
 
-    Zbar = A B^T with A, B in R^{K x r} started from the balanced factors; the objective
-    sum_{i <= r} phi(sigma_i) with phi(s) = s^p (p = 0: log s) is smooth while the r singular
-    values stay positive, with gradient G = U_r diag(phi'(sigma)) V_r^T in Zbar, hence G B in A
-    and G^T A in B.  SLSQP with the margin constraints (A B^T)_kk - (A B^T)_ck >= 1.  Dense:
-    meant for 2 K r up to a few hundred variables.
+    Zbar = A B^T with A, B in R^{K x r}, the gauge fixed by B[J] = I_r on r rows J chosen by a
+    pivoted QR of the right singular vectors (without it the r^2 directions of (A G, B G^-T)
+    leave the problem degenerate and SLSQP stalls).  Objective sum_{i <= r} sigma_i^p
+    (p = 0: sum log sigma_i), smooth while sigma_r > 0, gradient G B in A and G^T A in B with
+    G = U_r diag(phi'(sigma)) V_r^T; constraints: the margins within ``slack`` of active at the
+    start, <A_k - A_c, B_k> >= 1 (every margin is rechecked by ``verify``, which rescales to
+    unit margin, so the value returned is honest).  Needed because the smoothed problem is
+    ill-conditioned on flat low-rank families: measured 7e-4 below the smoothed minimum at
+    K = 16, L = 4.  The Jacobians are written by hand: SLSQP needs them dense.
     """
     K, r, p = sol.Z.shape[0], sol.rank, sol.p
-    A, B = class_vectors(sol.Z)
-    n = K * r
-    gaps, gaps_jac = pair_margin_constraint(K, r)
+    if r >= K - 1 or r < 1:
+        return sol
+    U, s, Vt = np.linalg.svd(sol.Z)
+    B0 = Vt[:r].T
+    _, _, pivots = scipy.linalg.qr(B0.T, pivoting=True)
+    rows, rest = np.sort(pivots[:r]), np.sort(pivots[r:])
+    M = B0[rows]
+    A0 = (U[:, :r] * s[:r]) @ M.T
+    C0 = B0[rest] @ np.linalg.inv(M)
+    where = np.full(K, -1)
+    where[rest] = np.arange(rest.size)
+    gaps0 = np.diag(sol.Z)[None, :] - sol.Z
+    cc, kk = np.nonzero(~np.eye(K, dtype=bool) & (gaps0 <= 1 + slack))
+    n_a = K * r
+    span = np.arange(r)
+    in_rest = where[kk] >= 0
+
+    def unpack(x):
+        A = x[:n_a].reshape(K, r)
+        B = np.empty((K, r))
+        B[rows] = np.eye(r)
+        B[rest] = x[n_a:].reshape(rest.size, r)
+        return A, B
 
     def f(x):
-        A, B = x[:n].reshape(K, r), x[n:].reshape(K, r)
-        U, s, Vt = np.linalg.svd(A @ B.T)
-        s = np.maximum(s[:r], 1e-300)
-        val, dphi = (np.log(s).sum(), 1 / s) if p == 0 else ((s**p).sum(), p * s ** (p - 1))
-        G = (U[:, :r] * dphi) @ Vt[:r]
-        return float(val), np.concatenate([(G @ B).ravel(), (G.T @ A).ravel()])
+        A, B = unpack(x)
+        Uz, sz, Vz = np.linalg.svd(A @ B.T)
+        sz = np.maximum(sz[:r], 1e-300)
+        val, dphi = (np.log(sz).sum(), 1 / sz) if p == 0 else ((sz**p).sum(), p * sz ** (p - 1))
+        G = (Uz[:, :r] * dphi) @ Vz[:r]
+        return float(val), np.concatenate([(G @ B).ravel(), (G.T @ A)[rest].ravel()])
 
-    res = minimize(
-        f,
-        np.concatenate([A.ravel(), B.ravel()]),
-        jac=True,
-        method="SLSQP",
-        constraints=[{"type": "ineq", "fun": lambda x: gaps(x) - 1.0, "jac": gaps_jac}],
-        options={"maxiter": maxiter, "ftol": 1e-15},
-    )
-    if not np.all(np.isfinite(res.x)):
+    def margins_active(x):
+        A, B = unpack(x)
+        return np.einsum("ij,ij->i", A[kk] - A[cc], B[kk]) - 1.0
+
+    def jacobian(x):
+        A, B = unpack(x)
+        J = np.zeros((kk.size, x.size))
+        i = np.repeat(np.arange(kk.size), r)
+        np.add.at(J, (i, (kk[:, None] * r + span).ravel()), B[kk].ravel())
+        np.add.at(J, (i, (cc[:, None] * r + span).ravel()), -B[kk].ravel())
+        j = np.flatnonzero(in_rest)
+        J[np.repeat(j, r), (n_a + where[kk[j]][:, None] * r + span).ravel()] = (A[kk[j]] - A[cc[j]]).ravel()
+        return J
+
+    res = minimize(f, np.concatenate([A0.ravel(), C0.ravel()]), jac=True, method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": margins_active, "jac": jacobian}],
+                   options={"maxiter": maxiter, "ftol": 1e-16})
+    status = _Status()
+    status.add(res)
+    A, B = unpack(res.x)
+    Z = A @ B.T
+    if not np.all(np.isfinite(Z)) or min_margin(Z) <= 0:
         return sol
-    Z = res.x[:n].reshape(K, r) @ res.x[n:].reshape(K, r).T
-    if min_margin(Z) <= 0:
-        return sol
-    return min(sol, verify(Z, p, f"{sol.start}+rank-{r}"), key=lambda s: s.key)
+    return min(sol, verify(Z, p, sol.start, status), key=lambda s: s.key)
 
 
-def _random_gram(K: int, r: int, rng: np.random.Generator) -> np.ndarray:
+def random_gram(K: int, r: int, rng: np.random.Generator) -> np.ndarray:
     """Gram matrix of K random unit vectors in R^r: rank r, margin 1 - max cos > 0 (a.s.)."""
     X = rng.standard_normal((K, r))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     return X @ X.T
-
-
-def _ranks(K: int, effort: int) -> list[int]:
-    """Ranks of the random rank-constrained starts: 2 effort ranks spread over [K/5, K - 1]."""
-    if K <= 3:
-        return []
-    lo = max(3, K // 5)
-    return sorted({round(x) for x in np.geomspace(lo, K - 1, min(2 * effort, K - lo))})
-
-
-def default_starts(K: int, effort: int = 1, seed=0, exclude: Sequence[str] = ()) -> list[tuple[str, np.ndarray, tuple]]:
-    """Starting matrices ``(label, Zbar, eps_schedule)`` for ``solve_schatten``.
-
-    effort 1: the cross-polytope and K-gon codes (polished with the last smoothing stage only,
-    so their exact low rank is kept) and one random rank-r Gram start, full continuation, for
-    each r in ``_ranks``; effort e uses 2e ranks and repeats the random starts e times;
-    effort >= 2 adds NC perturbed by a random feasible direction and e random rank-2 Gram starts
-    (last smoothing stage only, so they stay rank 2); effort >= 3 adds rank-3 and
-    rank-4 softmax codes.  Labels starting with a name in ``exclude`` are left out.
-    """
-    K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
-    effort = params.integer("effort", effort, minimum=1, maximum=100)
-    rng = np.random.default_rng(seed)
-    fine = EPS_SCHEDULE[-1:]
-    starts = [
-        (name, CODES[name](K), fine)
-        for name in ("cross_polytope", "kgon")
-        if K >= (3 if name == "cross_polytope" else 4)
-    ]
-    if effort >= 2:
-        starts.append(("nc+noise", simplex_etf(K) - 1e-2 * rng.random((K, K)) * (1 - np.eye(K)), fine))
-        starts += [(f"gram-r2#{rep}", _random_gram(K, 2, rng), fine) for rep in range(effort)]
-    for rep in range(effort):
-        starts += [(f"gram-r{r}#{rep}", _random_gram(K, r, rng), EPS_SCHEDULE) for r in _ranks(K, effort)]
-    if effort >= 3:
-        starts += [
-            (f"softmax-r{r}", softmax_code(K, r, seed=rng, starts=1, polish=False).logits, EPS_SCHEDULE)
-            for r in (3, 4)
-            if r < K
-        ]
-    return [s for s in starts if not any(s[0].startswith(x) for x in exclude)]
-
-
-@single_threaded
-def solve_schatten(
-    K: int, p: float, starts: Sequence[tuple[str, np.ndarray, tuple]], seed=0, refine: bool = False
-) -> SolveResult:
-    """Polish every ``(label, Zbar, eps_schedule)`` start for exponent p; best first.
-
-    p = 0 is the L -> infinity objective (rank, then sum log sigma).  ``refine``: the best
-    solution of each rank r (with 2 K r <= ``REFINE_MAX_VARIABLES``) is also refined at fixed rank
-    with the exact objective (``refine_fixed_rank``).
-    """
-    K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
-    p = params.real("p", p, minimum=0, maximum=1)
-    sols = sorted((polish(Z, p, label, eps) for label, Z, eps in starts), key=lambda s: s.key)
-    if refine:
-        best_per_rank = {}
-        for sol in sols:
-            if 2 * K * sol.rank <= REFINE_MAX_VARIABLES:
-                best_per_rank.setdefault(sol.rank, sol)
-        sols = sorted(sols + [refine_fixed_rank(s) for s in best_per_rank.values()], key=lambda s: s.key)
-    return SolveResult(K=K, p=p, solutions=sols, starts=[s[0] for s in starts], seed=seed)
-
-
-def solve_margin_problem(
-    K: int, L: float, effort: int = 1, seed=0, exclude: Sequence[str] = (), refine: bool = False
-) -> SolveResult:
-    """Multi-start local solution of P(K, L) for real L >= 1 (L weight matrices, N = L + 1).
-
-    ``L = math.inf`` selects the p -> 0 objective (rank, then sum log sigma).
-    """
-    p = 0.0 if L == math.inf else 2.0 / (params.real("L", L, minimum=1) + 1.0)
-    return solve_schatten(K, p, default_starts(K, effort, seed, exclude), seed, refine)
 
 
 def nuclear_norm_optimum(K: int) -> dict:

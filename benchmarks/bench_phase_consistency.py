@@ -1,0 +1,109 @@
+"""Benchmark: is the default search of P(K, L) beaten by more effort?  (self-consistency table)
+
+For every cell K = kmin..kmax, L = 2..lmax (L weight matrices, p = 2/(L + 1)) the default search
+(effort 1, seed 0; ``implicitbias.numerics.maxmargin.search``) is compared with the best value
+over efforts 1..emax and seeds 0..seeds-1 of the same search.  Every run goes through the store
+(kind ``maxmargin.search-values``), so a killed run resumes where it stopped; run it with
+``nice -n 10`` on a shared machine.  Cells with K <= 3 or L = 1 need no search: NC is certified
+there (K = 2, 3: exact, ``theory.three_classes``; L = 1: the convex dual bound).
+
+Printed: the table (rows K, columns L): ``=`` where the default value equals the best to a
+relative 1e-6, else the relative excess of the default over the best; the summary (cells, how
+many equal, the largest excess, which effort/seed found each better value) and CPU time per
+effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
+[--emax 8] [--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT].
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import time
+
+from implicitbias.executors import open_executor
+from implicitbias.figures import markdown_table
+from implicitbias.numerics.maxmargin.search import SEARCH_KIND, search_cell
+from implicitbias.store import Store, default_store_path
+
+TOL = 1e-6  # relative: "equals the best"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kmin", type=int, default=4)
+    ap.add_argument("--kmax", type=int, default=16)
+    ap.add_argument("--lmax", type=int, default=12)
+    ap.add_argument("--emax", type=int, default=8)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--store", default=None)
+    ap.add_argument("--workers", type=int, default=1, help="process pool size (1: in this process)")
+    ap.add_argument("--code", default=None,
+                    help="pin the records to this code fingerprint (a long sweep survives later edits that do not "
+                         "change what the search does for K <= 16; the default row is then recomputed with the "
+                         "current code and compared)")
+    args = ap.parse_args()
+    depths = list(range(2, args.lmax + 1))
+    Ks = range(args.kmin, args.kmax + 1)
+    configs = [{"K": K, "depths": depths, "effort": e, "seed": s}
+               for e in range(1, args.emax + 1) for s in range(args.seeds) for K in Ks]
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    with Store(args.store or default_store_path()) as store, open_executor(
+        "process" if args.workers > 1 else "inline", args.workers
+    ) as executor:
+        records = store.map(SEARCH_KIND, search_cell, configs, executor=executor, desc="self-consistency",
+                            code=args.code)
+        if args.code:
+            defaults = [c for c in configs if c["effort"] == 1 and c["seed"] == 0]
+            current = store.map(SEARCH_KIND, search_cell, defaults, executor=executor, desc="default, current code")
+    wall = time.perf_counter() - t0
+    default = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
+    best: dict = {}
+    for c, r in zip(configs, records):
+        for L, v in r["values"].items():
+            key = (c["K"], int(L))
+            if key not in best or v < best[key][0]:
+                best[key] = (v, c["effort"], c["seed"])
+    rows, worse = [], []
+    for K in Ks:
+        row = [K]
+        for L in depths:
+            d = default[K]["values"][str(L)]
+            b, e, s = best[(K, L)]
+            excess = (d - b) / b
+            if excess <= TOL:
+                row.append("=")
+            else:
+                row.append(f"+{excess:.1e}")
+                worse.append((K, L, d, b, e, s))
+        rows.append(row)
+    print(markdown_table(["K \\ L", *depths], rows))
+    print()
+    cells = len(Ks) * len(depths)
+    cpu = collections.defaultdict(float)
+    for c, r in zip(configs, records):
+        cpu[c["effort"]] += r["cpu_seconds"]
+    same = "not pinned: one code"
+    if args.code:
+        pinned = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
+        equal = sum(pinned[r["K"]]["values"][L] == v for r in current for L, v in r["values"].items())
+        same = f"{equal} / {sum(len(r['values']) for r in current)} cells bit-identical"
+    print(markdown_table(["quantity", "value"], [
+        ["cells (K x L)", cells],
+        [f"default recomputed with the current code (records pinned to {args.code})", same],
+        ["default equals the best (rel. 1e-6)", f"{cells - len(worse)} / {cells}"],
+        ["largest relative excess of the default", f"{max((w[2] - w[3]) / w[3] for w in worse):.2e}" if worse else "0"],
+        ["runs (efforts x seeds x K)", len(configs)],
+        *[[f"CPU s, effort {e} (all seeds, all K)", f"{cpu[e]:.0f}"] for e in sorted(cpu)],
+        ["wall s of this invocation", f"{wall:.0f}"],
+        ["load average (1 min) at start / end", f"{load:.1f} / {os.getloadavg()[0]:.1f}"],
+    ]))
+    if worse:
+        print()
+        print(markdown_table(["K", "L", "default", "best", "effort", "seed"],
+                             [[K, L, f"{d:.9f}", f"{b:.9f}", e, s] for K, L, d, b, e, s in worse]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Theorem 3.2: as L -> infinity the global optimum of P(K, L) has rank 2: the regular K-gon.
+
+Source: Spec A section 3; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 3.2.  L counts
+weight matrices (N = L + 1, p = 2/(L + 1)); L = inf is the p -> 0 objective, ordered by
+(rank, sum log sigma).
+
+Route: the search of ``numerics.maxmargin.search`` is run WITHOUT any start that is or contains
+the regular K-gon (``exclude_kgon``: no K-gon code, no square cross-polytope at K = 4, no rank-2
+polytope, no rank-2 repulsion code, whose energy the polygon minimises); random rank-2 Gram
+matrices stay, since they are not polygons.  The cell also names every start it was given
+(``naming.identify``) and counts those that are the K-gon, so the check can prove it was not
+handed the answer.  The best matrix found is named from its invariants and its value compared
+with the exact K-gon value (``theory.codes``).
+
+Verdict per cell: the K-gon (by name and value) agrees; a matrix strictly better than the K-gon
+disagrees (it would refute the theorem); a worse best or a K-gon among the starts is
+inconclusive (the search did not reach it on its own, or was handed it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.figures import markdown_table
+from implicitbias.numerics.maxmargin.naming import identify
+from implicitbias.numerics.maxmargin.search import search, starts
+from implicitbias.theory import codes as exact
+
+KIND = "theorem_3_2.depth-limit"
+
+
+@dataclass(frozen=True)
+class Config:
+    Ks: tuple[int, ...] = (4, 5, 6, 7)
+    depths: tuple = (30, "inf")
+    effort: int = 2
+
+
+def depth_limit_cell(config: dict) -> dict:
+    """Cell {K, L, effort, seed}: the best matrix found without K-gon starts, named, vs the exact K-gon."""
+    K, effort, seed = config["K"], config["effort"], config["seed"]
+    L = math.inf if config["L"] == "inf" else config["L"]
+    given = starts(K, effort, seed, exclude_kgon=True)
+    kgon_starts = sum(identify(Z).key == "kgon" for _, Z in given)
+    res = search(K, [L], effort, seed, exclude_kgon=True)
+    best = res.best[L]
+    ident = identify(best.Z)
+    if L == math.inf:
+        kgon = float(exact.limit_objective_at("kgon", K)[1])
+    else:
+        kgon = float(exact.objective_at("kgon", K, L))
+    return {"K": K, "L": config["L"], "best": best.objective, "rank": best.rank, "name": ident.name, "key": ident.key,
+            "start": best.start, "kgon_exact": kgon, "starts": len(given), "kgon_starts": kgon_starts,
+            "success": best.success, "message": best.message}
+
+
+class Theorem32(Claim):
+    id = "Theorem 3.2"
+    statement = "as L -> infinity the global optimum has rank 2: the regular K-gon"
+    source = "Spec A s. 3; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 3.2"
+    section = "phase"
+    order = 20
+    verify = True
+    outcomes = ("agrees", "disagrees", "inconclusive")
+    thresholds = {
+        "value_match": Threshold(1e-6, "the solver's values are accurate to about 1e-9 relative; 1e-6 leaves room"),
+    }
+    configs = {"default": Config(), "gpu": Config(Ks=tuple(range(4, 13)), depths=(30, 100, "inf")),
+               "full": Config(Ks=tuple(range(4, 13)), depths=(30, 100, "inf"))}
+
+    def measure(self, ctx, config: Config) -> Evidence:
+        configs = [{"K": K, "L": L, "effort": config.effort, "seed": 0} for L in config.depths for K in config.Ks]
+        cells = ctx.map(KIND, depth_limit_cell, configs, desc="Theorem 3.2")
+        check = (f"search without any start that is or contains the K-gon (effort {config.effort}), K in "
+                 f"{config.Ks[0]}..{config.Ks[-1]}, L in {', '.join(map(str, config.depths))} (inf: rank, then sum log sigma)")
+        return Evidence(check, {"cells": cells})
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        cells = evidence.data["cells"]
+        tol = self.threshold("value_match")
+
+        def rel(c):
+            return (c["best"] - c["kgon_exact"]) / max(1.0, abs(c["kgon_exact"]))
+
+        handed = [(c["K"], c["L"]) for c in cells if c["kgon_starts"]]
+        better = [(c["K"], c["L"]) for c in cells if c["rank"] < 2 or (c["rank"] == 2 and rel(c) < -tol)
+                  or (c["L"] != "inf" and rel(c) < -tol)]
+        kgons = [c for c in cells if c["key"] == "kgon" and abs(rel(c)) <= tol]
+        measured = (f"{len(kgons)}/{len(cells)} best matrices are the regular K-gon (named from invariants) at its "
+                    f"exact value; largest relative difference {max(abs(rel(c)) for c in cells):.1e}")
+        numbers = {"cells": len(cells), "kgon": len(kgons), "better": better, "handed": handed}
+        if handed:
+            return inconclusive(f"the search was handed the K-gon as a start in {handed}", measured, **numbers)
+        if better:
+            return disagrees(f"a matrix better than the K-gon in {better}", measured, **numbers)
+        if len(kgons) < len(cells):
+            missed = [(c["K"], c["L"], c["name"]) for c in cells if c not in kgons]
+            return inconclusive(f"the search did not reach the K-gon on its own in {missed[:4]}", measured, **numbers)
+        return agrees("started without the K-gon, the search returns it at every large depth", measured, **numbers)
+
+    def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        rows = [[c["K"], c["L"], c["name"], c["rank"], f"{c['best']:.8f}", f"{c['kgon_exact']:.8f}", c["start"],
+                 f"{c['starts']} ({c['kgon_starts']} K-gons)"] for c in evidence.data["cells"]]
+        return markdown_table(["K", "L", "best (named from invariants)", "rank", "objective", "exact K-gon",
+                               "found from", "starts"], rows)
+
+
+CLAIM = Theorem32()

@@ -1,0 +1,76 @@
+"""Batched gradient descent on the deep UFM: the batch reproduces single runs, the census names end points.
+
+Routes: a seed of ``batched_gd`` against ``deep_ufm.gradient_descent`` (normalised by the gradient
+norm) from the same initialisation, step by step (the batch must not couple seeds); the census
+of a small cell: every end point separates the classes, its polished value is a local minimum
+at least the optimum, and its name is the name of the matrix recomputed here.  L counts weight
+matrices (N = L + 1 factors).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from implicitbias.numerics.maxmargin.gd_census import batched_gd, batched_loss, census_cell, census_config
+from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent, loss
+from implicitbias.theory import codes as exact
+from implicitbias.theory.params import ParameterError
+
+
+@pytest.mark.parametrize("K, L, d", [(4, 3, 8), (5, 2, 10)])
+def test_a_seed_of_the_batch_is_exactly_the_single_run(K, L, d):
+    Z, losses, steps = batched_gd(K, L, d, [3, 7, 11], 0.1, 0.01, 200, 0.0)
+    for i, seed in enumerate([3, 7, 11]):
+        run = gradient_descent(gaussian_init(K, L, d, 1, scale=0.1, seed=seed), 0.01, 200, normalized="gradient")
+        assert np.abs(run.logits[-1] - Z[i]).max() < 1e-12
+        assert losses[i] == pytest.approx(run.loss[-1], rel=1e-12)
+    assert (steps == 200).all()
+
+
+def test_batched_loss_is_the_single_loss_per_seed():
+    factors = [gaussian_init(4, 2, 6, 1, scale=1.0, seed=s) for s in range(3)]
+    stacked = [torch.stack([f[i] for f in factors]) for i in range(3)]
+    per_seed = batched_loss(stacked)
+    for i in range(3):
+        assert per_seed[i].item() == pytest.approx(loss(factors[i]).item(), rel=1e-14)
+
+
+def test_seeds_stop_at_the_loss_target_independently():
+    _, losses, steps = batched_gd(4, 2, 8, [0, 1], 0.1, 0.01, 20000, 1e-3)
+    assert (losses < 1e-3).all() and (steps < 20000).all()
+
+
+def test_census_of_a_small_cell():
+    rec = census_cell(census_config(4, 3, seeds=3, steps=6000))
+    assert rec["unseparated"] == 0 and sum(rec["frequencies"].values()) == 3
+    kgon = float(exact.objective_at("kgon", 4, 3))  # the optimum at K = 4, L = 3
+    for run in rec["runs"]:
+        assert run["objective"] >= kgon * (1 - 1e-9)
+        assert run["gd_objective"] >= run["objective"] * (1 - 1e-9)  # polishing only goes down
+    assert rec["frequencies"].get("regular 4-gon", 0) == 3
+
+
+def test_bad_config_names_the_parameter():
+    with pytest.raises(ParameterError, match="^seeds must"):
+        census_config(4, 2, seeds=0)
+    with pytest.raises(ParameterError, match="^d must"):
+        census_config(6, 2, d=3)
+
+
+def test_census_table_counts_stalled_seeds_and_names_the_optimum():
+    from implicitbias.atlas import census_markdown, census_rows
+
+    cell = {"K": 4, "L": 4, "best": {"objective": 2.639, "structure": {"name": "regular 4-gon"}}}
+    stalled = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {}, "unseparated": 3,
+               "runs": [{"separated": False, "loss": x} for x in (0.36, 0.37, 0.35)]}
+    mixed = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {"regular 4-gon": 1, "NC (simplex)": 1},
+             "unseparated": 1, "runs": [{"separated": True, "name": "regular 4-gon", "objective": 2.639},
+                                        {"separated": True, "name": "NC (simplex)", "objective": 3.0},
+                                        {"separated": False, "loss": 0.36}]}
+    rows = census_rows([stalled, mixed], [cell])
+    assert rows[0]["frequencies"] == "not separated after 8000 steps: 3 (loss 0.35-0.37)"
+    assert rows[1]["fraction_at_optimum"] == 0.5
+    assert rows[1]["mean_gd_over_optimum"] == pytest.approx((2.639 + 3.0) / 2 / 2.639)
+    table = census_markdown(rows).splitlines()
+    assert table[2].endswith("| - | - |") and "nan" not in "".join(table)
+    assert "| 50% |" in table[3]

@@ -1,0 +1,45 @@
+"""L = 1: NC is the global optimum of the shallow UFM (the convex nuclear-norm problem P(K, 1)).
+
+Routes: the exact dual bound of uniform multipliers, cvxpy's optimum with its own dual bound, and
+the non-convex search at p = 1; then the claim's verdict rule on synthetic evidence for each
+outcome.  L counts weight matrices (N = L + 1 = 2, p = 1).
+"""
+
+import pytest
+
+from implicitbias.claims import Context, Evidence
+from implicitbias.claims.nc_shallow import CLAIM, Config, shallow_cell
+
+
+@pytest.mark.parametrize("K, search", [(3, False), (5, True)])
+def test_shallow_cell_routes_agree_on_k_minus_1(K, search):
+    rec = shallow_cell({"K": K, "search": search, "effort": 1})
+    assert rec["uniform_bound"] == pytest.approx(K - 1, rel=1e-12)
+    assert rec["cvxpy_status"] == "optimal"
+    assert rec["cvxpy_value"] == pytest.approx(K - 1, rel=1e-7)
+    assert rec["cvxpy_bound"] == pytest.approx(K - 1, rel=1e-7)
+    if search:
+        assert rec["search_value"] >= (K - 1) * (1 - 1e-9)
+
+
+def _cell(K=4, cvx=None, bound=None, status="optimal", found=None, uniform=None):
+    return {"K": K, "uniform_bound": K - 1.0 if uniform is None else uniform, "cvxpy_value": K - 1.0 if cvx is None else cvx,
+            "cvxpy_bound": K - 1.0 if bound is None else bound, "cvxpy_status": status,
+            "cvxpy_verified": K - 1.0 if cvx is None else cvx, "search_value": found}
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
+    ("agrees", Evidence("s", {"cells": [_cell(), _cell(K=5, found=4.0)]})),
+    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, found=3.9)]})),
+    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, cvx=3.5)]})),
+    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, bound=3.0, uniform=3.0)]})),
+    ("inconclusive", Evidence("s", {"cells": [_cell(), _cell(K=5, status="optimal_inaccurate")]})),
+]
+
+
+def test_claim_end_to_end(store, tmp_path):
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    ev = CLAIM.measure(ctx, Config(Ks=(2, 3, 4), search_Ks=(4,), effort=1))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "agrees" and "K - 1" in v.measured
+    assert "cvxpy" in CLAIM.render(ctx, ev, v)

@@ -1,0 +1,87 @@
+"""The default search of P(K, L) is not beaten by more effort (self-consistency on a small cell set).
+
+The default (effort 1, seed 0) against the best of higher efforts with other seeds, cell by cell,
+to a relative 1e-6 (the full table for K <= 16, L <= 12 is benchmarks/bench_phase_consistency.py,
+recorded in benchmarks/RESULTS.md); and independent anchors: the value at cells whose optimum is a
+named code equals that code's closed form (theory.codes).  Also: determinism in the seed, the
+starts of each effort, and bad input.  L counts weight matrices (N = L + 1, p = 2/(L + 1)).
+"""
+
+
+import numpy as np
+import pytest
+
+from implicitbias.numerics.maxmargin.margin import margins
+from implicitbias.numerics.maxmargin.search import plan, search, search_cell, starts
+from implicitbias.theory import codes as exact
+from implicitbias.theory import params
+
+DEPTHS = [2, 3, 4, 6, 9]
+
+
+def _values(K, effort, seed, depths=DEPTHS):
+    res = search(K, depths, effort, seed)
+    for L in depths:
+        assert margins(res.best[L].Z).min() >= 1 - 1e-9
+    return {L: res.best[L].objective for L in depths}
+
+
+@pytest.mark.parametrize("K", [5, 7])
+def test_default_is_not_beaten_by_more_effort(K):
+    default = _values(K, 1, 0)
+    for effort, seed in ((2, 1), (2, 2)):
+        other = _values(K, effort, seed)
+        for L in DEPTHS:
+            assert default[L] <= other[L] * (1 + 1e-6), (K, L, default[L], other[L])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("K", [6, 8, 9, 10, 12])
+def test_default_is_not_beaten_by_more_effort_slow(K):
+    default = _values(K, 1, 0, list(range(2, 13)))
+    for effort, seed in ((3, 1), (5, 2)):
+        other = _values(K, effort, seed, list(range(2, 13)))
+        for L in other:
+            assert default[L] <= other[L] * (1 + 1e-6), (K, L, default[L], other[L])
+
+
+@pytest.mark.parametrize("K, L, structure", [
+    (8, 4, "square antiprism"), (12, 6, "icosahedron"), (10, 3, "rectified 4-simplex"), (6, 3, "cross_polytope"),
+    (9, 9, "kgon")])
+def test_default_value_equals_the_closed_form_of_the_named_optimum(K, L, structure):
+    value = search(K, [L]).best[L].objective
+    assert value == pytest.approx(float(exact.objective_at(structure, K, L)), rel=1e-9)
+
+
+def test_same_seed_same_result_and_real_depths():
+    a, b = search(6, [2.5, 3], seed=4), search(6, [2.5, 3], seed=4)
+    assert all(np.array_equal(a.best[L].Z, b.best[L].Z) for L in (2.5, 3))
+    assert a.best[2.5].objective > a.best[3].objective  # deeper is cheaper at this K
+
+
+def test_plan_and_starts_grow_with_effort():
+    assert plan(10, 1).max_rank == 6 and plan(10, 2).max_rank == 9 and plan(10, 1).random_per_rank == 0
+    assert plan(24, 1).max_rank <= 12 and plan(24, 1).codes_per_rank == 1
+    one, three = starts(5, 1, 0), starts(5, 2, 0)
+    assert len(three) > len(one)
+    assert {label for label, _ in one} >= {"cross_polytope", "kgon"}
+    assert all(margins(Z).min() > 0 for _, Z in three)
+
+
+def test_search_cell_is_small_and_complete():
+    rec = search_cell({"K": 4, "depths": [2, 3, "inf"], "effort": 1, "seed": 0})
+    assert set(rec["values"]) == {"2", "3", "inf"} and rec["ranks"]["inf"] == 2
+    assert rec["values"]["2"] == pytest.approx(3.0, rel=1e-9)  # NC at K = 4, L = 2
+    assert rec["values"]["inf"] == pytest.approx(float(exact.limit_objective_at("kgon", 4)[1]), rel=1e-9)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: search(1, [2]), "K"),
+    (lambda: search(5, [0.5]), "L"),
+    (lambda: search(5, [float("nan")]), "L"),
+    (lambda: search(5, [2], effort=0), "effort"),
+    (lambda: search(10_000, [2]), "K"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(params.ParameterError, match=rf"^{name} must"):
+        call()
