@@ -53,12 +53,12 @@ def predict_spread(law: Mapping, optimizer: str, weight_decay: float, clock: flo
 
     Returns ``{"family", "status", ...}`` with status ``inside`` (and ``spread``, ``band`` [lo, hi]
     in points), ``below`` / ``above`` (the clock lies outside the calibrated ``range``), or
-    ``uncalibrated`` (no law for this family or optimiser; ``calibrated`` names what is).
+    ``uncalibrated`` (no law for this family or optimiser; ``calibrated``: family -> its optimisers).
     """
     fam = family({"optimizer": optimizer, "weight_decay": weight_decay})
     entry = law["families"].get(fam)
     if entry is None or optimizer not in entry["optimizers"]:
-        calibrated = sorted({o for e in law["families"].values() for o in e["optimizers"]})
+        calibrated = {f: e["optimizers"] for f, e in law["families"].items()}
         return {"family": fam, "status": "uncalibrated", "calibrated": calibrated}
     lo, hi = entry["range"]
     out = {"family": fam, "clock": entry["clock"], "range": [lo, hi], "verdict": entry["verdict"],

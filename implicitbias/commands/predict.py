@@ -31,8 +31,9 @@ def run(args) -> int:
     print(f"governing clock: {clocks.governing} (family {p['family']})")
     print(f"law: {law['calibrated_on']}")
     if p["status"] == "uncalibrated":
-        print(f"prediction: none; the law has no calibration for {args.optimizer} "
-              f"(calibrated optimisers: {', '.join(p['calibrated'])})")
+        known = "; ".join(f"{f}: {', '.join(o)}" for f, o in p["calibrated"].items())
+        print(f"prediction: none; the law has no calibration for {args.optimizer} in family {p['family']} "
+              f"(calibrated: {known})")
         return 0
     lo, hi = p["range"]
     where = (f"calibrated on {p['n_groups']} {p['family']} groups with {p['clock']} in [{lo:.4g}, {hi:.4g}]; "
