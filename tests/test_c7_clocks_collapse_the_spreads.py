@@ -99,3 +99,14 @@ def test_points_carry_clock_epochs_and_steps_from_the_records():
     assert [p["clock"] for p in pts] == pytest.approx([_sgd_clock(s) for s in SGD[:2] + SGD[4:5]])
     assert [p["epochs"] for p in pts] == [6, 6, 24] and [p["steps"] for p in pts] == [96, 96, 384]
     assert [p["spread"]["estimate"] for p in pts] == pytest.approx([5.0, 5.0, 5.0])
+
+
+def test_render_draws_both_panels_and_the_held_out_table(tmp_path):
+    from implicitbias.claims import Context
+
+    ev = evidence(COLLAPSED)
+    ctx = Context(store=None, out=tmp_path)
+    text = CLAIM.render(ctx, ev, CLAIM.judge(ev))
+    assert (tmp_path / "figures" / "c7_sgd.png").exists() and "held-out from clock" in text
+    csv = (tmp_path / "figures" / "c7_sgd.csv").read_text().splitlines()
+    assert len(csv) == 1 + len(GRID) and csv[0].startswith("group,clock,epochs")

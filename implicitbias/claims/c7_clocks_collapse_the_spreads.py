@@ -120,12 +120,13 @@ class C7(fg.GroupClaim):
 
         points = list(points)
         data = {"points": points, "family": family, "clock": FAMILY_CLOCK[family]}
-        usable = [p for p in PREDICTORS if all(p != "steps" or not math.isnan(q["steps"]) for q in points)]
+        steps_known = not any(math.isnan(p["steps"]) for p in points)
+        predictors = [k for k in PREDICTORS if k != "steps" or steps_known]
         y = [p["spread"]["estimate"] for p in points]
         if len(points) >= 3:
             # log clocks rounded so that equal clocks summed in another order rank as ties
             data["ordering"] = stratified_rank_test([([round(math.log(p["clock"]), 9) for p in points], y)])
-            data["test"] = collapse({k: [p[k] for p in points] for k in usable}, y, reference="epochs")
+            data["test"] = collapse({k: [p[k] for p in points] for k in predictors}, y, reference="epochs")
         name = f"{label}: {family}" if label else family
         return Evidence(f"{family} family ({FAMILY_CLOCK[family]}), {len(points)} groups: held-out end-of-training "
                         f"spread from a monotone law in log {FAMILY_CLOCK[family]} vs in log epochs", data, name)
