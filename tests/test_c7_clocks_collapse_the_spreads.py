@@ -27,10 +27,13 @@ COLLAPSED = [12 - 2 * math.log(c, 4) for c, _ in GRID]  # a function of the cloc
 BY_EPOCHS = [10.0 if e == 30 else 4.0 for _, e in GRID]  # a function of the epochs alone
 # a falling trend buried in noise: the CI of (clock - epochs) error straddles 0 and -1 point
 NOISY = [3.0, 5.0, 9.0, 9.0, 10.0, 10.0, 14.0, 5.0]
+# the clock a fraction of a point better than epochs at most: CI of the difference in (-1, +0.4)
+BARELY = [8.0, 8.0, 9.0, 10.0, 8.0, 4.0, 6.0, 8.0]
 
 SYNTHETIC_VERDICTS = [
     ("agrees", evidence(COLLAPSED)),
     ("disagrees", evidence(BY_EPOCHS)),
+    ("disagrees", evidence(BARELY)),
     ("inconclusive", evidence(NOISY)),
     ("inconclusive", evidence(COLLAPSED[:5], GRID[:5])),  # fewer than min_groups
     ("inconclusive", evidence(COLLAPSED, [(c, 120) for c, _ in GRID])),  # epochs do not vary
@@ -56,6 +59,11 @@ def test_disagrees_when_epochs_predict_the_spread():
     out whose fitting half has no group at its epoch count: error 6/35 per group."""
     v = CLAIM.judge(evidence(BY_EPOCHS))
     assert v.numbers["error_epochs"] == pytest.approx(6 / 35) and v.numbers["lo"] > -1
+
+
+def test_disagrees_when_the_clock_is_less_than_the_margin_better():
+    v = CLAIM.judge(evidence(BARELY))
+    assert -1 < v.numbers["lo"] < v.numbers["difference"] < 0 < v.numbers["hi"]
 
 
 def test_inconclusive_reason_names_the_straddle():
