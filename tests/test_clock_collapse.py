@@ -90,6 +90,8 @@ def test_held_out_errors_by_brute_force():
             errs[g].append(abs(p - y[g]))
     assert error == pytest.approx([np.mean(errs[g]) for g in range(5)])
     assert len(every) == 10 * 3
+    r = collapse({"clock": x, "epochs": x}, y)
+    assert r["predictors"]["clock"]["band"] == pytest.approx(np.quantile(np.concatenate(list(errs.values())), 0.9))
 
 
 def test_collapse_compares_every_predictor_with_the_reference():

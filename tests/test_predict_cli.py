@@ -65,6 +65,8 @@ def test_inside_the_range_the_law_interpolates_in_log_clock():
     p = predict_spread(LAW, "sgd", 0.0, math.sqrt(0.1))  # halfway between the first two knots in log clock
     assert p["spread"] == pytest.approx(6.5) and p["band"] == pytest.approx([5.0, 8.0])
     assert predict_spread(LAW, "sgd", 0.0, 10.0)["band"] == pytest.approx([0.5, 3.5])
+    wide = {**LAW, "families": {"sgd": {**LAW["families"]["sgd"], "band": 3.0}}}
+    assert predict_spread(wide, "sgd", 0.0, 10.0)["band"] == pytest.approx([0.0, 5.0])  # a spread is never negative
 
 
 def test_uncalibrated_family_or_optimiser_gets_no_prediction():
