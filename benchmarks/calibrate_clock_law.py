@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from implicitbias.claims import Context
-from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, CollapsePlan, law_of
+from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, CollapseConfig, CollapsePlan, law_of
 from implicitbias.claims.forgetting import tier
 from implicitbias.commands import parse_list
 from implicitbias.executors import open_executor
@@ -35,12 +35,11 @@ def main() -> None:
                                                   "default,collapse)")
     p.add_argument("--out", default=str(LAW_FILE))
     a = p.parse_args()
-    default = CLAIM.config("default")
-    plan = default if a.specs is None else CollapsePlan(tuple((s, None) for s in parse_list("specs", a.specs, str)),
-                                                        "+".join(parse_list("specs", a.specs, str)))
+    plan = CLAIM.config("default").plans[0] if a.specs is None else CollapsePlan(
+        tuple((s, None) for s in parse_list("specs", a.specs, str)), "+".join(parse_list("specs", a.specs, str)))
     with open_executor("process", a.workers) as executor:
         ctx = Context(Store(a.store), executor=executor)
-        evidence = CLAIM.measure(ctx, plan)
+        evidence = CLAIM.measure(ctx, CollapseConfig((plan,)))
     families = {}
     for ev in evidence:
         verdict = CLAIM.judge(ev)

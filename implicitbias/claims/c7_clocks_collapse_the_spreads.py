@@ -10,7 +10,8 @@ Source: Spec B s. 2, C7 and s. 3; Das et al., arXiv 2605.29152.
 
 Data: the toy tier's groups (``validation/specs/default.toml``) and the clock-collapse grid
 (``validation/specs/collapse.toml``: groups sharing the value of their clock but 4x apart in
-epochs, steps, learning rate or batch size), end-of-training spread of seed-mean test accuracy
+epochs, steps, learning rate or batch size); in the ``full`` tier also, apart, the Fashion-MNIST
+tier's groups (``fashion_mnist_cpu.toml``).  End-of-training spread of seed-mean test accuracy
 (the clock is accumulated up to the end of training; the validation-selected checkpoint sits at
 an earlier, different clock).  One Evidence per family: the clocks have different units and are
 never pooled.  The test (``numerics.metrics.clock_collapse``): R^2 of the spread on log(clock),
@@ -38,7 +39,7 @@ from implicitbias.claims import forgetting as fg
 from implicitbias.validation.analysis import summarise
 from implicitbias.validation.groups import setting_key
 
-__all__ = ["CLAIM", "COLLAPSE", "CollapsePlan", "clock_points", "collapse_groups", "law_of"]
+__all__ = ["CLAIM", "COLLAPSE", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of"]
 
 COLLAPSE = "collapse"  # validation/specs/collapse.toml: the clock-collapse grid of the toy tier
 FAMILY_CLOCK = {"sgd": "T_SGD", "sgd_l2": "T_L2", "adaptive": "T_adapt"}
@@ -52,6 +53,13 @@ class CollapsePlan:
 
     tiers: tuple[tuple[str, tuple[str, ...] | None], ...]
     label: str
+
+
+@dataclass(frozen=True)
+class CollapseConfig:
+    """C7's config: the data sets it is judged on, each its own plan (one Evidence per family of each)."""
+
+    plans: tuple[CollapsePlan, ...]
 
 
 def clock_points(groups) -> list[dict]:
@@ -97,11 +105,12 @@ class C7(fg.GroupClaim):
         "margin": Threshold(1.0, "points of held-out error: a seed-mean spread over 4 seeds carries 1-2 points of "
                                  "test-set noise, so a clock less than a point better than epochs is no better"),
     }
-    _default = CollapsePlan(((fg.TOY, None), (COLLAPSE, None)), "toy")
-    configs = {"default": _default, "gpu": _default, "full": _default}
+    _toy = CollapsePlan(((fg.TOY, None), (COLLAPSE, None)), "toy")
+    configs = {"default": CollapseConfig((_toy,)), "gpu": CollapseConfig((_toy,)),
+               "full": CollapseConfig((_toy, CollapsePlan(((fg.FASHION_MNIST, None),), "fashion_mnist")))}
 
-    def measure(self, ctx, config: CollapsePlan) -> list[Evidence]:
-        return self.evidences(collapse_groups(ctx, config), config.label)
+    def measure(self, ctx, config: CollapseConfig) -> list[Evidence]:
+        return [e for plan in config.plans for e in self.evidences(collapse_groups(ctx, plan), plan.label)]
 
     def evidences(self, groups, label: str = "") -> list[Evidence]:
         """One Evidence per optimiser family among ``groups`` (shallow ones); one empty Evidence if none."""
