@@ -186,12 +186,14 @@ def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
 def collapse_figure(ctx, data: Mapping, name: str) -> Path:
     """C7 on one family, side by side: the end-of-training spread (CI over seeds) against the
     family's clock (left) and against epochs (right), each with the monotone law fitted on all
-    groups (line) and every group's mean held-out prediction from laws fitted without it (hollow)."""
+    groups (line) and every group's mean held-out prediction from laws fitted without it (hollow);
+    colour: epochs, marker: optimiser."""
     from implicitbias.numerics.metrics.clock_collapse import fit_monotone
 
     points, test = data["points"], data["test"]
     epochs = sorted({p["epochs"] for p in points})
-    colours = {e: plt.cm.viridis(i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
+    colours = {e: plt.cm.plasma(0.85 * i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
+    markers = {o: "os^Dv<>p"[i % 8] for i, o in enumerate(sorted({p["optimizer"] for p in points}))}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     cols = _columns("group", "clock", "epochs", "steps", "spread_final", "lo", "hi", "held_out_clock", "held_out_epochs")
     y = [p["spread"]["estimate"] for p in points]
@@ -201,10 +203,12 @@ def collapse_figure(ctx, data: Mapping, name: str) -> Path:
         grid = np.exp(np.linspace(min(law.u), max(law.u), 200))
         ax.plot(grid, law(np.log(grid)), "k-", lw=1, label="monotone law, all groups")
         for p, guess in zip(points, test["predictors"][key]["predicted"]):
-            _errorbar(ax, p[key], p["spread"], colours[p["epochs"]])
+            _errorbar(ax, p[key], p["spread"], colours[p["epochs"]], markers[p["optimizer"]])
             ax.plot([p[key]], [guess], "o", mfc="none", color=colours[p["epochs"]], ms=9)
         for e in epochs:
             ax.plot([], [], "o", color=colours[e], label=f"{e} epochs")
+        for o, m in markers.items():
+            ax.plot([], [], m, color="grey", label=o)
         ax.plot([], [], "o", mfc="none", color="grey", ms=9, label="held-out prediction")
         err = test["predictors"][key]["error"]
         ax.set_title(f"{data['family']}: from {key}, held-out error {err['estimate']:.2f} [{err['lo']:.2f}, "
