@@ -47,12 +47,11 @@ PREDICTORS = ("clock", "epochs", "steps")
 
 
 @dataclass(frozen=True)
-class CollapsePlan:
-    """Which blocks of which tiers (packaged specs; ``None``: all but the deep ResNets) form the
-    groups of the collapse test, judged together under ``label``."""
+class CollapsePlan(fg.Plan):
+    """A plan (blocks of tiers) whose groups form one data set of the collapse test, judged
+    together under ``label``."""
 
-    tiers: tuple[tuple[str, tuple[str, ...] | None], ...]
-    label: str
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +59,10 @@ class CollapseConfig:
     """C7's config: the data sets it is judged on, each its own plan (one Evidence per family of each)."""
 
     plans: tuple[CollapsePlan, ...]
+
+    def resolved(self) -> list[tuple[fg.Tier, tuple[str, ...]]]:
+        """Every (tier, blocks) of every plan."""
+        return [r for plan in self.plans for r in plan.resolved()]
 
 
 def clock_points(groups) -> list[dict]:
@@ -79,9 +82,8 @@ def clock_points(groups) -> list[dict]:
 def collapse_groups(ctx, plan: CollapsePlan) -> list:
     """The groups of ``plan``'s tiers, trained or read from the store (duplicates across tiers once)."""
     groups, seen = [], set()
-    for spec, blocks in plan.tiers:
-        t = fg.tier(spec)
-        for g in fg.measure_groups(ctx, t, fg.shallow_blocks(spec) if blocks is None else blocks):
+    for t, blocks in plan.resolved():
+        for g in fg.measure_groups(ctx, t, blocks):
             key = setting_key(g.setting, ())
             if key not in seen:
                 seen.add(key)
