@@ -10,8 +10,9 @@ Source: Spec B s. 2, C7 and s. 3; Das et al., arXiv 2605.29152.
 
 Data: the toy tier's groups (``validation/specs/default.toml``) and the clock-collapse grid
 (``validation/specs/collapse.toml``: groups sharing the value of their clock but 4x apart in
-epochs, steps, learning rate or batch size); in the ``full`` tier also, apart, the Fashion-MNIST
-tier's groups (``fashion_mnist_cpu.toml``).  End-of-training spread of seed-mean test accuracy
+epochs, steps, learning rate or batch size); in the ``full`` tier also its 480-epoch groups
+(``collapse_long.toml``: each clock value at epochs 16x apart) and, judged apart, the
+Fashion-MNIST tier's groups (``fashion_mnist_cpu.toml``).  End-of-training spread of seed-mean test accuracy
 (the clock is accumulated up to the end of training; the validation-selected checkpoint sits at
 an earlier, different clock).  One Evidence per family: the clocks have different units and are
 never pooled.  The test (``numerics.metrics.clock_collapse``): R^2 of the spread on log(clock),
@@ -39,9 +40,10 @@ from implicitbias.claims import forgetting as fg
 from implicitbias.validation.analysis import summarise
 from implicitbias.validation.groups import setting_key
 
-__all__ = ["CLAIM", "COLLAPSE", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of"]
+__all__ = ["CLAIM", "COLLAPSE", "COLLAPSE_LONG", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of"]
 
 COLLAPSE = "collapse"  # validation/specs/collapse.toml: the clock-collapse grid of the toy tier
+COLLAPSE_LONG = "collapse_long"  # validation/specs/collapse_long.toml: its 480-epoch groups (tier full)
 FAMILY_CLOCK = {"sgd": "T_SGD", "sgd_l2": "T_L2", "adaptive": "T_adapt"}
 PREDICTORS = ("clock", "epochs", "steps")
 
@@ -109,7 +111,8 @@ class C7(fg.GroupClaim):
     }
     _toy = CollapsePlan(((fg.TOY, None), (COLLAPSE, None)), "toy")
     configs = {"default": CollapseConfig((_toy,)), "gpu": CollapseConfig((_toy,)),
-               "full": CollapseConfig((_toy, CollapsePlan(((fg.FASHION_MNIST, None),), "fashion_mnist")))}
+               "full": CollapseConfig((CollapsePlan(((fg.TOY, None), (COLLAPSE, None), (COLLAPSE_LONG, None)), "toy"),
+                                       CollapsePlan(((fg.FASHION_MNIST, None),), "fashion_mnist")))}
 
     def measure(self, ctx, config: CollapseConfig) -> list[Evidence]:
         return [e for plan in config.plans for e in self.evidences(collapse_groups(ctx, plan), plan.label)]
