@@ -64,7 +64,12 @@ def test_sigkill_then_resume(tmp_path):
 
     proc = _sweep(spec_path, store_path)
     deadline = time.monotonic() + 300
-    while not _mid_run(store_path) and proc.poll() is None and time.monotonic() < deadline:
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _mid_run(store_path):
+            proc.send_signal(signal.SIGSTOP)  # frozen: the state just seen cannot move on before the kill
+            if _mid_run(store_path):
+                break
+            proc.send_signal(signal.SIGCONT)
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
