@@ -60,7 +60,7 @@ MODULE_TESTS = {
                                 "test_modified_flow_sgd.py", "test_modified_flow_adam.py", "test_order_of_accuracy.py"],
     "theory/nc_stability.py": ["test_theorem_4_3.py"],
     "theory/polytopes.py": ["test_codes.py"],
-    "theory/params.py": ["test_nc_metrics.py", "test_spectral_ode.py", "test_optimizers.py", "test_schedules.py"],
+    "theory/params.py": ["test_params.py", "test_nc_metrics.py", "test_spectral_ode.py", "test_optimizers.py", "test_schedules.py"],
     "theory/radial.py": ["test_radial_laws.py"],
     "theory/representation_cost.py": ["test_representation_cost.py"],
     "theory/schedules.py": ["test_schedules.py"],
