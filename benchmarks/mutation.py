@@ -236,6 +236,12 @@ def _run_child(name: str, path: Path, code, tests: list[str]) -> None:
     os.dup2(devnull, 2)
     sys.meta_path.insert(0, _MutantFinder(name, path, code))
     import pytest
+    from hypothesis import Phase, settings
+
+    # a failing property is a kill: shrinking its example only spends the timeout (it made kills
+    # read as timeouts under load); no example database, the tree stays clean
+    settings.register_profile("mutation", phases=(Phase.explicit, Phase.reuse, Phase.generate), database=None)
+    settings.load_profile("mutation")
 
     rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=", *tests])
     os._exit(int(rc))
@@ -300,7 +306,9 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
     return {"module": rel, "tests": tests, "mutants": total, "of": len(every), **counts, "score": score,
             "seconds": time.perf_counter() - start, "baseline_seconds": baseline,
             "survivors": [{"line": m.line, "index": m.index, "slot": m.slot, "mutation": m.text, "status": s} for m, s in
-                          sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")]}
+                          sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")],
+            "timed_out": [{"line": m.line, "mutation": m.text} for m, s in sorted(results, key=lambda r: r[0].line)
+                          if s == "timed out"]}
 
 
 def _preload() -> None:
