@@ -151,3 +151,23 @@ def test_slope_ci_estimate_is_the_least_squares_slope_of_the_means():
 def test_slope_ci_refuses_too_few_levels(levels, samples):
     with pytest.raises(ParameterError, match="levels"):
         rs.slope_ci(levels, samples)
+
+
+def test_smallest_designs_each_function_accepts():
+    two = rs.slope_ci([1.0, 3.0], [[1.0, 2.0], [4.0, 5.0, 6.0]])
+    assert two["estimate"] == pytest.approx((5.0 - 1.5) / 2) and two["n"] == 2
+    three = rs.trend_test([1.0, 2.0, 3.0], [0.5, 0.1, 0.9])
+    assert three["p"] == pytest.approx(_enumerated_trend_p([1, 2, 3], [0.5, 0.1, 0.9])[0]) and three["n"] == 3
+    tied = rs.trend_test([1.0, 1.0, 2.0], [0.2, 0.4, 0.9])  # three points, two distinct levels
+    assert tied["p"] == pytest.approx(_enumerated_trend_p([1, 1, 2], [0.2, 0.4, 0.9])[0])
+    assert math.isnan(rs.bootstrap([], lambda a: a.mean(axis=-1))["estimate"])
+
+
+def test_default_seed_is_zero():
+    """Every resampled result is reproducible: the default seed is 0 (documented), another seed differs."""
+    values = [0.3, 0.9, 0.1, 0.5, 0.7, 0.2]
+    assert rs.mean_ci(values) == rs.mean_ci(values, seed=0) != rs.mean_ci(values, seed=1)
+    nine = (range(9), [0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8, 0.6, 0.7])
+    assert rs.trend_test(*nine) == rs.trend_test(*nine, seed=0) != rs.trend_test(*nine, seed=1)
+    big = [([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8, 0.6, 0.7])]
+    assert rs.stratified_rank_test(big) == rs.stratified_rank_test(big, seed=0) != rs.stratified_rank_test(big, seed=1)
