@@ -79,7 +79,7 @@ MODULE_TESTS = {
     "numerics/metrics/kl_to_nc.py": ["test_kl_to_nc.py"],
     "numerics/metrics/nc_metrics.py": ["test_nc_metrics.py"],
     "numerics/metrics/rank.py": ["test_effective_rank.py"],
-    "numerics/maxmargin/codes.py": ["test_codes.py"],
+    "numerics/maxmargin/codes.py": ["test_code_factors.py", "test_codes.py"],
     "numerics/maxmargin/gd_census.py": ["test_gd_census.py"],
     "numerics/maxmargin/gd_crosscheck.py": ["test_gd_crosscheck.py"],
     "numerics/maxmargin/lower_bounds.py": ["test_lower_bounds.py"],

@@ -64,6 +64,8 @@ def test_norm_slope_against_polyfit_on_noisy_data():
     s = np.array([0.25, 0.5, 1.0, 1.5, 2.5])
     norms = 3.0 * s**0.7 * np.exp(rng.normal(0, 0.1, size=5))
     assert fm.norm_slope(s, norms) == pytest.approx(np.polyfit(np.log(s), np.log(norms), 1)[0], rel=1e-12)
+    small = [0.2, 0.3, 0.9]  # norms below 1 and sigma_w below 1 are valid
+    assert fm.norm_slope([0.5, 0.7, 2.0], small) == pytest.approx(np.polyfit(np.log([0.5, 0.7, 2.0]), np.log(small), 1)[0])
 
 
 @pytest.mark.parametrize("sigma_ws, norms, what", [
