@@ -167,6 +167,8 @@ def test_default_seed_is_zero():
     """Every resampled result is reproducible: the default seed is 0 (documented), another seed differs."""
     values = [0.3, 0.9, 0.1, 0.5, 0.7, 0.2]
     assert rs.mean_ci(values) == rs.mean_ci(values, seed=0) != rs.mean_ci(values, seed=1)
+    mean = lambda a: a.mean(axis=-1)  # noqa: E731
+    assert rs.bootstrap([values], mean) == rs.bootstrap([values], mean, seed=0) != rs.bootstrap([values], mean, seed=1)
     nine = (range(9), [0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8, 0.6, 0.7])
     assert rs.trend_test(*nine) == rs.trend_test(*nine, seed=0) != rs.trend_test(*nine, seed=1)
     big = [([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8, 0.6, 0.7])]
