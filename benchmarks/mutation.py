@@ -59,7 +59,7 @@ MODULE_TESTS = {
     "theory/modified_flow.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py",
                                 "test_modified_flow_sgd.py", "test_modified_flow_adam.py", "test_order_of_accuracy.py"],
     "theory/nc_stability.py": ["test_theorem_4_3.py"],
-    "theory/polytopes.py": ["test_codes.py"],
+    "theory/polytopes.py": ["test_polytope_catalogue.py", "test_codes.py"],
     "theory/params.py": ["test_params.py", "test_nc_metrics.py", "test_spectral_ode.py", "test_optimizers.py", "test_schedules.py"],
     "theory/radial.py": ["test_radial_laws.py"],
     "theory/representation_cost.py": ["test_representation_cost.py"],
