@@ -82,7 +82,7 @@ MODULE_TESTS = {
     "numerics/maxmargin/codes.py": ["test_code_factors.py", "test_codes.py"],
     "numerics/maxmargin/gd_census.py": ["test_gd_census.py"],
     "numerics/maxmargin/gd_crosscheck.py": ["test_gd_crosscheck.py"],
-    "numerics/maxmargin/lower_bounds.py": ["test_lower_bounds.py"],
+    "numerics/maxmargin/lower_bounds.py": ["test_lower_bound_formulas.py", "test_lower_bounds.py"],
     "numerics/maxmargin/margin.py": ["test_margin.py", "test_codes.py", "test_margin_solver.py"],
     "numerics/maxmargin/naming.py": ["test_naming.py", "test_codes.py"],
     "numerics/maxmargin/phase.py": ["test_three_classes.py", "test_theorem_3_1.py"],
