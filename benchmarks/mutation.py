@@ -68,7 +68,7 @@ MODULE_TESTS = {
     "theory/three_classes.py": ["test_three_classes.py"],
     "theory/updates.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py", "test_modified_flow_sgd.py",
                           "test_modified_flow_adam.py", "test_order_of_accuracy.py"],
-    "numerics/ufm/deep_ufm.py": ["test_spectral_ode.py", "test_singular_value_ode.py", "test_hadamard.py",
+    "numerics/ufm/deep_ufm.py": ["test_deep_ufm.py", "test_spectral_ode.py", "test_singular_value_ode.py", "test_hadamard.py",
                                  "test_theorem_4_5.py"],
     "numerics/ufm/etf_alignment.py": ["test_theorem_4_5.py"],
     "numerics/ufm/nc_ray.py": ["test_theorem_4_3.py"],

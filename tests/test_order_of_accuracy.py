@@ -44,3 +44,21 @@ def test_discrete_map_is_torch_heavy_ball():
         out = np.array(step(y, v, 0.05), dtype=float)
         y, v = out[:1], out[1:]
     assert y[0] == pytest.approx(w.item(), abs=1e-12)
+
+
+def test_gd_errors_on_the_quadratic_against_the_closed_form():
+    """Mean of the two quadratic pieces (3/2 (theta - 1)^2 + 1/2 (theta + 1)^2)/4 = (theta - 1/2)^2 / 2 + const:
+    curvature a = 1, minimiser c = 1/2.  GD: theta_n - c = (1 - h)^n (theta_0 - c); gradient flow
+    e^{-T}; modified flow (f_0 + h f_1 = -(1 + h/2)(theta - c)) e^{-(1 + h/2) T}."""
+    T, theta0, c = 0.5, 1.5, 0.5
+    r = order_of_accuracy("gd", "quadratic", horizon=T, theta0=theta0)
+    for h, e0, e1 in zip(r.steps, r.error_gradient_flow, r.error_modified_flow):
+        n = round(T / h)
+        discrete = (1 - h) ** n * (theta0 - c)
+        assert e0 == pytest.approx(abs(discrete - np.exp(-T) * (theta0 - c)), rel=1e-6)
+        assert e1 == pytest.approx(abs(discrete - np.exp(-(1 + h / 2) * T) * (theta0 - c)), rel=1e-4)
+
+
+def test_slopes_on_the_quartic_for_gd():
+    r = order_of_accuracy("gd", "quartic")
+    assert abs(r.slope_gradient_flow - 1) < 0.2 and abs(r.slope_modified_flow - 2) < 0.2, r
