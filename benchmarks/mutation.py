@@ -51,7 +51,7 @@ PACKAGE_DIRS = {"theory": "implicitbias.theory", "numerics": "implicitbias.numer
 # source module -> the test modules that test it (the scope of its mutants)
 MODULE_TESTS = {
     "theory/clocks.py": ["test_clock_calculator.py"],
-    "theory/codes.py": ["test_codes.py"],
+    "theory/codes.py": ["test_polytope_catalogue.py", "test_codes.py"],
     "theory/hadamard.py": ["test_hadamard.py", "test_hadamard_diagonalisation.py"],
     "theory/implicit_regularisers.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py",
                                         "test_modified_flow_sgd.py", "test_modified_flow_adam.py"],

@@ -42,3 +42,13 @@ def test_gram_has_equal_norms_and_the_stated_rank(name):
     G = np.array(gram(name).evalf(20).tolist(), dtype=float)
     assert np.allclose(np.diag(G), G[0, 0]) and np.allclose(G, G.T)
     assert np.linalg.matrix_rank(G, tol=1e-9 * G[0, 0]) == CATALOGUE[name].rank
+
+
+def test_structures_with_vertices_are_the_base_codes_defined_at_k_and_the_catalogue_entries():
+    from implicitbias.theory.codes import structures_with_vertices
+
+    assert structures_with_vertices(2) == ["nc"]
+    assert structures_with_vertices(3) == ["nc", "cross_polytope"]  # the 3-gon is the simplex
+    twelve = structures_with_vertices(12)
+    assert twelve[:3] == ["nc", "kgon", "cross_polytope"]
+    assert set(twelve[3:]) == {"icosahedron", "cuboctahedron", "hexagonal antiprism", "hexagonal prism", "3-4 duoprism"}
