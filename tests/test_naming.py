@@ -53,3 +53,22 @@ def test_perturbed_codes_lose_their_name_rounding_does_not():
         assert ident.key == "" and not ident.equal_spectrum and not ident.symmetric
         assert ident.name == f"rank-{ident.rank} code, |Aut| = {ident.order}" and ident.order == 1
         assert identify(Z * (1 + 1e-12 * rng.normal(size=Z.shape))).key == identify(Z).key != ""
+
+
+def test_candidates_at_the_smallest_k_of_each_base_code():
+    from implicitbias.numerics.maxmargin.naming import known_structures
+
+    assert [(k, n) for k, n, _ in known_structures(3)] == [("nc", "NC (simplex)"), ("kgon", "regular 3-gon")]
+    assert [(k, n) for k, n, _ in known_structures(4)] == [("nc", "NC (simplex)"), ("kgon", "regular 4-gon"),
+                                                          ("cross_polytope", "cross-polytope")]
+    assert [k for k, _, _ in known_structures(2)] == ["nc"]
+
+
+def test_symmetry_tolerance_is_relative_to_the_largest_entry():
+    """The 6-gon's entries reach 2: an asymmetry of 1e-4 is within 1e-4 x 2 (symmetric), 1e-3 is not."""
+    Z = codes.kgon_code(6)
+    assert np.abs(Z).max() == pytest.approx(2.0)
+    for bump, symmetric in ((1e-4, True), (1e-3, False)):
+        bumped = Z.copy()
+        bumped[0, 1] += bump
+        assert identify(bumped).symmetric is symmetric
