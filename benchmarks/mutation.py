@@ -89,7 +89,7 @@ MODULE_TESTS = {
     "numerics/maxmargin/polytopes.py": ["test_codes.py"],
     "numerics/maxmargin/search.py": ["test_search.py"],
     "numerics/maxmargin/softmax_codes.py": ["test_codes.py"],
-    "numerics/maxmargin/solver.py": ["test_margin_solver.py"],
+    "numerics/maxmargin/solver.py": ["test_margin_directions.py", "test_margin_solver.py"],
     "numerics/maxmargin/spherical.py": ["test_spherical.py", "test_codes.py", "test_lower_bounds.py", "test_margin_solver.py"],
     "numerics/maxmargin/symmetry.py": ["test_symmetry.py", "test_codes.py"],
     "numerics/optim/optimizers.py": ["test_optimizers.py"],

@@ -59,6 +59,20 @@ def test_gd_errors_on_the_quadratic_against_the_closed_form():
         assert e1 == pytest.approx(abs(discrete - np.exp(-(1 + h / 2) * T) * (theta0 - c)), rel=1e-4)
 
 
-def test_slopes_on_the_quartic_for_gd():
-    r = order_of_accuracy("gd", "quartic")
+def test_gd_error_on_the_quartic_against_iterates_written_here():
+    """The quartic of the module docstring, L = mean_j (theta - c_j)^4 / 4 + theta^2 / 2 with c = 1, 1/2:
+    GD iterates and its gradient flow (scipy, tight tolerances) computed here from that formula."""
+    from scipy.integrate import solve_ivp
+
+    def grad(theta):
+        return ((theta - 1) ** 3 + (theta - 0.5) ** 3) / 2 + theta
+
+    T, theta0 = 0.5, 1.5
+    r = order_of_accuracy("gd", "quartic", horizon=T, theta0=theta0)
+    flow = solve_ivp(lambda t, y: -grad(y), (0, T), [theta0], method="DOP853", rtol=1e-12, atol=1e-12).y[0, -1]
+    for h, e0 in zip(r.steps, r.error_gradient_flow):
+        theta = theta0
+        for _ in range(round(T / h)):
+            theta -= h * grad(theta)
+        assert e0 == pytest.approx(abs(theta - flow), rel=1e-6)
     assert abs(r.slope_gradient_flow - 1) < 0.2 and abs(r.slope_modified_flow - 2) < 0.2, r
