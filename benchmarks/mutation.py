@@ -85,7 +85,7 @@ MODULE_TESTS = {
     "numerics/maxmargin/lower_bounds.py": ["test_lower_bound_formulas.py", "test_lower_bounds.py"],
     "numerics/maxmargin/margin.py": ["test_margin.py", "test_codes.py", "test_margin_solver.py"],
     "numerics/maxmargin/naming.py": ["test_naming.py", "test_codes.py"],
-    "numerics/maxmargin/phase.py": ["test_three_classes.py", "test_theorem_3_1.py"],
+    "numerics/maxmargin/phase.py": ["test_phase_parts.py", "test_three_classes.py", "test_theorem_3_1.py"],
     "numerics/maxmargin/polytopes.py": ["test_codes.py"],
     "numerics/maxmargin/search.py": ["test_search.py"],
     "numerics/maxmargin/softmax_codes.py": ["test_codes.py"],

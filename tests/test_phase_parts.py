@@ -1,0 +1,39 @@
+"""Parts of the phase diagram (``numerics.maxmargin.phase``) against independent routes.
+
+Routes: ties of two frozen matrices (brentq on SVD objectives) against the exact sympy tie of
+their closed forms (``theory.codes.tie_depths``); the K = 2 column, where every feasible centred
+Zbar has rank 1 and S_p = S_1^p >= 1 (NC optimal at every depth, exactly); the column's own
+timings against a clock read around the call; grid bounds.  L counts weight matrices, p = 2/(L + 1).
+"""
+
+import time
+
+import pytest
+
+from implicitbias.numerics.maxmargin import codes, polytopes
+from implicitbias.numerics.maxmargin.phase import _frozen_ties, column_config, phase_column, phase_configs
+from implicitbias.theory import codes as exact
+from implicitbias.theory.params import ParameterError
+
+
+def test_frozen_ties_of_named_codes_are_their_exact_ties():
+    Za, Zb = codes.cross_polytope_code(8), polytopes.logits("square antiprism")
+    frozen = _frozen_ties(Za, Zb)
+    assert frozen == pytest.approx([float(t) for t in exact.tie_depths("cross_polytope", "square antiprism", 8)],
+                                   rel=1e-10)
+
+
+def test_two_classes_are_nc_optimal_at_every_depth_with_their_own_timings():
+    start, cpu = time.perf_counter(), time.process_time()
+    column = phase_column(column_config(2, [1, 2, 3.5]))
+    wall, used = time.perf_counter() - start, time.process_time() - cpu
+    assert [(c["verdict"], c["certificate"]["kind"]) for c in column["cells"]] == [
+        ("NC optimal", "convex"), ("NC optimal", "exact"), ("NC optimal", "exact")]
+    assert all(c["gap"] == 0 and c["best"]["objective"] == pytest.approx(1.0) for c in column["cells"])
+    assert column["solves"] == 0 and column["starts"] == []  # no search below K = 4
+    assert 0 <= column["seconds"] <= wall and 0 <= column["cpu_seconds"] <= used
+
+
+def test_grid_bounds():
+    with pytest.raises(ParameterError, match=r"^lmax must be an integer in \[1, 10000\]"):
+        phase_configs(2, 10_001)
