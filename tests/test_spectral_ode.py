@@ -119,3 +119,5 @@ def test_two_classes_have_one_mode_whose_margin_is_its_singular_value():
     x = ode.initial_state([3.0])
     assert ode.shape == (1,) and ode.margin(x) == pytest.approx(3.0)
     assert ode.logit_vector(x) == pytest.approx([1.5, -1.5])
+    with pytest.raises(ParameterError, match=r"^K must be an integer in \[2, 8192\]"):
+        SpectralODE(2**14, 1)
