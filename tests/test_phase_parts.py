@@ -37,3 +37,22 @@ def test_two_classes_are_nc_optimal_at_every_depth_with_their_own_timings():
 def test_grid_bounds():
     with pytest.raises(ParameterError, match=r"^lmax must be an integer in \[1, 10000\]"):
         phase_configs(2, 10_001)
+
+
+def test_a_column_searches_exactly_its_deep_depths():
+    """K >= 4: the search runs at the depths L > 1 only (L = 1 is certified by the convex problem)."""
+    from implicitbias.numerics.maxmargin.search import search
+
+    column = phase_column(column_config(4, [1, 2]))
+    alone = search(4, [2])
+    assert column["solves"] == alone.solves > 0 and len(column["starts"]) == len(alone.starts)
+    assert column["cells"][0]["certificate"]["kind"] == "convex"
+
+
+def test_search_accepts_real_depths_above_one():
+    from implicitbias.numerics.maxmargin.search import search
+
+    best = search(4, [1.5]).best[1.5]
+    assert best.objective == pytest.approx(3.0, rel=1e-6)  # NC (K - 1): the square (2 * 2^p) wins only beyond L ~ 2.42
+    with pytest.raises(ParameterError, match="^L must"):
+        search(4, [0.5])
