@@ -87,7 +87,7 @@ MODULE_TESTS = {
     "numerics/maxmargin/naming.py": ["test_naming.py", "test_codes.py"],
     "numerics/maxmargin/phase.py": ["test_phase_parts.py", "test_three_classes.py", "test_theorem_3_1.py"],
     "numerics/maxmargin/polytopes.py": ["test_codes.py"],
-    "numerics/maxmargin/search.py": ["test_search.py"],
+    "numerics/maxmargin/search.py": ["test_search.py", "test_phase_parts.py"],
     "numerics/maxmargin/softmax_codes.py": ["test_codes.py"],
     "numerics/maxmargin/solver.py": ["test_margin_directions.py", "test_margin_solver.py"],
     "numerics/maxmargin/spherical.py": ["test_spherical.py", "test_codes.py", "test_lower_bounds.py", "test_margin_solver.py"],
