@@ -6,7 +6,7 @@ interpolation epochs and the spreads it measured; then the wall time and the sum
 (the load-independent number on a shared machine; CPU / workers is the wall time of an idle
 machine when the pool stays busy).  The report's own wall time: ``benchmarks/bench_report.py``.
 
-    python benchmarks/bench_toy_forgetting.py [--workers 2]
+    python benchmarks/bench_toy_forgetting.py [--workers 2] [--spec collapse]   # another packaged tier
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from implicitbias.claims.forgetting import TOY, fmt_ci, tier
 from implicitbias.figures import markdown_table
 
 
-def _block(name: str) -> tuple[str, float, list]:
+def _block(spec: str, name: str) -> tuple[str, float, list]:
     from implicitbias.validation.batched import execute_group
 
-    configs = tier(TOY).configs(name)
+    configs = tier(spec).configs(name)
     t0 = time.process_time()
-    records = execute_group({"runs": configs}, options=dict(tier(TOY).options))["records"]
+    records = execute_group({"runs": configs}, options=dict(tier(spec).options))["records"]
     return name, time.process_time() - t0, list(zip(configs, records))
 
 
@@ -34,14 +34,15 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--spec", default=TOY, help=f"packaged spec of the tier (default {TOY})")
     a = p.parse_args()
-    t = tier(TOY)
+    t = tier(a.spec)
     order = sorted(t.blocks, key=t.cost, reverse=True)
     load = [os.getloadavg()[0]]
     t0 = time.perf_counter()
     done = {}
     with ProcessPoolExecutor(a.workers) as pool:
-        for fut in as_completed([pool.submit(_block, b) for b in order]):
+        for fut in as_completed([pool.submit(_block, a.spec, b) for b in order]):
             name, cpu, runs = fut.result()
             done[name] = (cpu, runs)
             load.append(os.getloadavg()[0])

@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# One 15-minute H200 window: throughput of a sigma_w group (batched vs one by one, TFLOP/s against
-# the bf16 peak), then the gpu_h200 sweep (ResNet-9 on Fashion-MNIST, SGD vs Adam vs Muon vs
-# SGD + L2, six sigma_w, bf16, channels_last) and its analysis.  Everything lands in $OUT.
+# At most 8 minutes of an H200: throughput of a sigma_w group (batched vs one by one, TFLOP/s against
+# the bf16 peak), then the gpu_h200 sweep (ResNet-9 on all of Fashion-MNIST, SGD vs Adam vs Muon vs
+# SGD + L2, six sigma_w, bf16, channels_last, data held on the device) and its analysis (C1, C3, C4),
+# then the clock-collapse grid gpu_h200_collapse (issue 12: per family three clock levels, each at
+# 1 and 4 epochs) with its analysis (C7 per family), the clock law calibrated on it and
+# `implicitbias predict` on the paper's recipes with that law.  Everything lands in $OUT.
 #
 #   OUT=out bash benchmarks/gpu_h200.sh                     # on the GPU machine
-#   SPEC=tiny DEVICE=cpu SWEEP_SECONDS=120 OUT=/tmp/g \
-#     BENCH_ARGS="--tier fashion_mnist_cpu --dataset digits --width 0.0625 --batch 32 --epochs 1" bash benchmarks/gpu_h200.sh   # CPU smoke test
+#   TINY=1 OUT=/tmp/g bash benchmarks/gpu_h200.sh           # CPU smoke test of the same path, seconds
 #
 # Fashion-MNIST: the four IDX .gz files are looked for where Debian's dataset-fashion-mnist puts
 # them; if absent they are copied there from $FASHION_MNIST_DIR (default data/fashion-mnist, 30 MB,
 # small enough to travel with the working tree).  The sweep is resumable: if the time limit
 # (SWEEP_SECONDS) cuts it, the finished runs are kept and analysed, and a rerun continues.
+# Time budget (H200): setup and throughput about 1 min, SWEEP_SECONDS 200 (C1/C3/C4: 7.9M training images),
+# COLLAPSE_SECONDS 200 (C7: 14.9M), analyses, calibration and predictions under 1 min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
+if [ -n "${TINY:-}" ]; then  # the same steps on a CPU at toy size
+    SPEC=tiny COLLAPSE_SPEC=tiny_collapse DEVICE=cpu SWEEP_SECONDS=300 COLLAPSE_SECONDS=300
+    BENCH_ARGS="--epochs 2"  # the toy tier's MLP block
+fi
 SPEC=${SPEC:-gpu_h200}
+COLLAPSE_SPEC=${COLLAPSE_SPEC:-gpu_h200_collapse}
 DEVICE=${DEVICE:-cuda}
-SWEEP_SECONDS=${SWEEP_SECONDS:-540}
+SWEEP_SECONDS=${SWEEP_SECONDS:-200}
+COLLAPSE_SECONDS=${COLLAPSE_SECONDS:-200}
 BENCH_ARGS=${BENCH_ARGS:---tier fashion_mnist_cpu --train-size 10000 --width 1 --batch 128 --precision bf16 --epochs 1}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
@@ -40,3 +50,17 @@ timeout "$SWEEP_SECONDS" implicitbias --store "$OUT/store.sqlite" sweep "$SPEC" 
 set -e
 implicitbias --store "$OUT/store.sqlite" analyse "$SPEC" --out "$OUT/analysis" > "$OUT/analysis.txt"
 tail -n 15 "$OUT/analysis.txt"
+
+# 4. the clock-collapse grid (resumable; cut at COLLAPSE_SECONDS), its analysis (C7 per family), the
+# law calibrated on it, and predictions for the paper's recipes (ResNet-9, b 128, 200 epochs, 50k images)
+set +e
+timeout "$COLLAPSE_SECONDS" implicitbias --store "$OUT/store.sqlite" sweep "$COLLAPSE_SPEC" --device "$DEVICE" --no-progress 2>&1 | tee "$OUT/sweep_collapse.txt"
+set -e
+implicitbias --store "$OUT/store.sqlite" analyse "$COLLAPSE_SPEC" --out "$OUT/analysis_collapse" > "$OUT/analysis_collapse.txt"
+grep "^| C7" "$OUT/analysis_collapse/analysis.md" | tee "$OUT/c7.txt"
+"$PY" benchmarks/calibrate_clock_law.py --store "$OUT/store.sqlite" --workers 1 --specs "$COLLAPSE_SPEC" \
+    --out "$OUT/clock_law.json" | tee "$OUT/calibration.txt"
+for recipe in "--optimizer sgd --lr 0.01" "--optimizer adam --lr 0.001" "--optimizer sgd --lr 0.01 --weight-decay 5e-4"; do
+    # shellcheck disable=SC2086  # the recipe is a list of options
+    implicitbias predict $recipe --batch-size 128 --epochs 200 --n-train 50000 --law "$OUT/clock_law.json"
+done | tee "$OUT/predict.txt"

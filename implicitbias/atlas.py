@@ -303,7 +303,8 @@ def census_rows(census, cells) -> list[dict]:
         rows.append({
             "K": rec["K"], "L": rec["L"], "seeds": rec["seeds"], "optimum": opt_name,
             "optimum_objective": best["best"]["objective"] if best else math.nan,
-            "frequencies": "; ".join(f"{n}: {k}" for n, k in sorted(rec["frequencies"].items(), key=lambda t: -t[1])),
+            "frequencies": "; ".join([f"{n}: {k}" for n, k in sorted(rec["frequencies"].items(), key=lambda t: -t[1])]
+                                     + _stalled(rec)),
             "fraction_at_optimum": at_opt / len(runs) if runs else math.nan,
             "unseparated": rec["unseparated"],
             "mean_gd_over_optimum": float(np.mean([r["objective"] for r in runs])) / best["best"]["objective"]
@@ -312,12 +313,24 @@ def census_rows(census, cells) -> list[dict]:
     return rows
 
 
+def _stalled(rec) -> list[str]:
+    """The seeds GD had not separated within its step budget, with their losses (a plateau such as
+    log(2)/2 = 0.347 at K = 4 is a saddle where two pairs of classes share a logit direction)."""
+    losses = [r["loss"] for r in rec["runs"] if not r["separated"]]
+    if not losses:
+        return []
+    return [f"not separated after {rec['steps']} steps: {len(losses)} (loss {min(losses):.3g}-{max(losses):.3g})"]
+
+
 def census_markdown(rows) -> str:
+    def share(x, fmt):
+        return "-" if math.isnan(x) else format(x, fmt)
+
     return markdown_table(
         ["K", "L", "seeds", "optimum (best found)", "GD end points (polished, named)", "at the optimum",
          "mean GD value / optimum"],
         [[r["K"], r["L"], r["seeds"], f"{r['optimum']} ({r['optimum_objective']:.4f})", r["frequencies"],
-          f"{r['fraction_at_optimum']:.0%}", f"{r['mean_gd_over_optimum']:.4f}"] for r in rows],
+          share(r["fraction_at_optimum"], ".0%"), share(r["mean_gd_over_optimum"], ".4f")] for r in rows],
     )
 
 

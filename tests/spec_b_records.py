@@ -38,8 +38,8 @@ def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, no
             "kernel_norm": norm0 + (norm1 - norm0) * e / E,
             "clocks": {k: (v[e - 1] if e else 0.0) for k, v in clocks.cumulative.items()},
         })
-    summary = {"governing_clock": clocks.governing, "clocks": clocks.total, "diverged_epoch": None,
-               "diverged_reason": None}
+    summary = {"governing_clock": clocks.governing, "clocks": clocks.total, "steps_per_epoch": clocks.steps_per_epoch,
+               "diverged_epoch": None, "diverged_reason": None}
     status = "done"
     if diverged is not None:
         epoch, reason = diverged

@@ -49,7 +49,8 @@ def test_parameter_errors_name_the_parameter(call, name):
 HEAVY = ("torch", "sympy", "scipy", "matplotlib", "numpy", "cvxpy")
 
 
-@pytest.mark.parametrize("command", ["clocks", "phase", "dynamics", "sweep", "headrank", "report", "verify", "analyse"])
+@pytest.mark.parametrize("command", ["clocks", "phase", "dynamics", "sweep", "headrank", "report", "verify", "analyse",
+                                     "predict"])
 def test_command_help_imports_no_science(command):
     code = (
         "import sys\n"

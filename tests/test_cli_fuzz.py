@@ -55,6 +55,7 @@ LEAVES = _leaf_parsers()
 # a cheap base command line per command: what the fuzzed options replace or add to
 BASE = {
     ("clocks",): ["--epochs", "3", "--n-train", "100"],
+    ("predict",): ["--epochs", "3", "--n-train", "100", "--batch-size", "16"],
     ("flows",): ["--order", "0"],
     ("dynamics", "trajectory"): ["--K", "2", "--L", "1", "--t-end", "10", "--margin", "2"],
     ("dynamics", "basin"): ["--K", "2", "--L", "1", "--scales", "1", "--eps", "0.1", "--seeds", "1", "--t-end", "10",
@@ -228,7 +229,7 @@ def _check(argv, nonsense, seconds=60):
         assert status == 2, f"{argv}: nonsense accepted (exit 0)"
 
 
-EXAMPLES = {("clocks",): 40, ("flows",): 25, ("dynamics", "trajectory"): 20, ("dynamics", "basin"): 20,
+EXAMPLES = {("clocks",): 40, ("predict",): 30, ("flows",): 25, ("dynamics", "trajectory"): 20, ("dynamics", "basin"): 20,
             ("phase",): 12, ("sweep",): 25, ("analyse",): 15, ("report",): 25, ("verify",): 15, ("headrank",): 15}
 
 

@@ -90,3 +90,22 @@ def test_settings_at_their_bounds():
                       (dict(K=4, L=2, lr=0.0), "lr"), (dict(K=1, L=2), "K")):
         with pytest.raises(ParameterError, match=f"^{name} must"):
             census_config(**bad)
+
+
+def test_census_table_counts_stalled_seeds_and_names_the_optimum():
+    from implicitbias.atlas import census_markdown, census_rows
+
+    cell = {"K": 4, "L": 4, "best": {"objective": 2.639, "structure": {"name": "regular 4-gon"}}}
+    stalled = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {}, "unseparated": 3,
+               "runs": [{"separated": False, "loss": x} for x in (0.36, 0.37, 0.35)]}
+    mixed = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {"regular 4-gon": 1, "NC (simplex)": 1},
+             "unseparated": 1, "runs": [{"separated": True, "name": "regular 4-gon", "objective": 2.639},
+                                        {"separated": True, "name": "NC (simplex)", "objective": 3.0},
+                                        {"separated": False, "loss": 0.36}]}
+    rows = census_rows([stalled, mixed], [cell])
+    assert rows[0]["frequencies"] == "not separated after 8000 steps: 3 (loss 0.35-0.37)"
+    assert rows[1]["fraction_at_optimum"] == 0.5
+    assert rows[1]["mean_gd_over_optimum"] == pytest.approx((2.639 + 3.0) / 2 / 2.639)
+    table = census_markdown(rows).splitlines()
+    assert table[2].endswith("| - | - |") and "nan" not in "".join(table)
+    assert "| 50% |" in table[3]

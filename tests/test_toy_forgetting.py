@@ -159,9 +159,34 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
     built = build_report(tmp_path / "out", store, only=["clocks", "validation"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
-    assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 2, 3, 4, 5, 7)} | {"C6"}
+    assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 2, 3, 4, 5)} | {"C6"}  # C7: the collapse section
     assert rows["C6"].verdict == "not run" and "full" in rows["C6"].reason
     assert all(r.verdict in ("agrees", "disagrees", "inconclusive") for k, r in rows.items() if k != "C6")
     assert "**Tier `toy-tiny`**" in text and "spread selected [CI]" in text
     assert (tmp_path / "out/figures/clocks_toy-tiny_spread_vs_clock.png").exists()
     assert store.counts("validation.ensemble") == {"done": len(tiny.blocks)}  # each block trained once
+
+
+def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monkeypatch):
+    """The clock-collapse section on miniatures: the toy tier's sgd_low and adam blocks (MINI) and four
+    SGD blocks of the collapse grid (30 and 120 epochs cut to 2 and 8, 256 images)."""
+    from implicitbias.claims import forgetting
+    from implicitbias.claims.c7_clocks_collapse_the_spreads import COLLAPSE
+    from implicitbias.report import build_report
+
+    grid = tier(COLLAPSE)
+    picked = ("sgd_lr0.3_e30", "sgd_lr0.6_e30", "sgd_lr0.15", "sgd_lr0.6_b128")
+    small = {b: tuple(canonical_config({**c, "epochs": c["epochs"] // 15, "eval_every": 1, "train_size": 256,
+                                        "val_size": 100, "test_size": 200})
+                      for c in grid.configs(b) if c["sigma_w"] in (0.25, 2.5) and c["seed"] < 3) for b in picked}
+    mini_grid = dataclasses.replace(grid, name="collapse-mini", blocks=small)
+    monkeypatch.setattr(forgetting, "tier", lambda spec: {TOY: MINI, COLLAPSE: mini_grid}.get(spec) or tier(spec))
+    built = build_report(tmp_path / "out", store, only=["collapse"], progress=False)
+    text = built.path.read_text()
+    rows = {r.claim: r for r in built.claims}
+    assert set(rows) == {"C7 (toy: sgd)", "C7 (toy: adaptive)"}
+    assert rows["C7 (toy: adaptive)"].verdict == "inconclusive"  # one Adam group
+    assert rows["C7 (toy: sgd)"].verdict == "inconclusive" and "5 groups" in rows["C7 (toy: sgd)"].reason
+    assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
+    assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
+    assert store.counts("validation.ensemble") == {"done": 6}

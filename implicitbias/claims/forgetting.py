@@ -133,14 +133,18 @@ class GroupClaim(Claim):
 
     ``evidence(groups, label)`` reads its groups' roles (:func:`roles`) and measures what it
     judges; ``measure`` trains (or reads) the blocks of its plan's tiers and calls it, one
-    Evidence per tier; ``implicitbias analyse`` calls it on a sweep's runs.
+    Evidence per tier; ``implicitbias analyse`` calls ``evidences`` on a sweep's runs (one
+    Evidence, unless a claim judges several data sets in them, as C7 its optimiser families).
     """
 
     def evidence(self, groups: Sequence[Group], label: str = "") -> Evidence:
         raise NotImplementedError
 
+    def evidences(self, groups: Sequence[Group], label: str = "") -> list[Evidence]:
+        return [self.evidence(groups, label)]
+
     def measure(self, ctx, config: Plan) -> list[Evidence]:
-        return [self.evidence(measure_groups(ctx, t, blocks), t.name) for t, blocks in config.resolved()]
+        return [e for t, blocks in config.resolved() for e in self.evidences(measure_groups(ctx, t, blocks), t.name)]
 
 
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
@@ -239,7 +243,7 @@ def fmt_failures(summary: Mapping) -> str:
 def overview(ctx, groups: Sequence[Group], name: str) -> str:
     """Markdown: one row per group (runs, failures, interpolation, spreads and slope with CIs, clocks)
     and the figure of end-of-training spread against each family's governing clock."""
-    from implicitbias.claims.c7_clocks_order_the_spreads import clock_points
+    from implicitbias.claims.c7_clocks_collapse_the_spreads import clock_points
     from implicitbias.claims.forgetting_figures import clock_figure
     from implicitbias.figures import markdown_table
     from implicitbias.theory.clocks import CLOCKS
@@ -278,11 +282,11 @@ def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> s
         return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC`)."
     rows, details = [], []
     for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
-        evidence = claim.evidence(groups, label)
-        verdict = claim.judge(evidence)
-        rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
-        details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
-                    claim.render(ctx, evidence, verdict), ""]
+        for evidence in claim.evidences(groups, label):
+            verdict = claim.judge(evidence)
+            rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
+            details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
+                        claim.render(ctx, evidence, verdict), ""]
     return "\n".join([f"# Analysis: {title}", "", "## Claims", "",
                       markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
                       "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])

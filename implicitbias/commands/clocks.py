@@ -1,4 +1,8 @@
-"""``implicitbias clocks``: the forgetting clocks T_SGD, T_L2, T_adapt per epoch and cumulative."""
+"""``implicitbias clocks``: the forgetting clocks T_SGD, T_L2, T_adapt per epoch and cumulative.
+
+The recipe options (optimiser, learning rate and schedule, batch size, training-set size, epochs,
+weight decay) are shared with ``implicitbias predict`` (``add_recipe``, ``recipe_clocks``).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,8 @@ from implicitbias.theory.schedules import SCHEDULES, schedule
 MAX_RATE = 1e100
 
 
-def register(sub) -> None:
-    p = sub.add_parser("clocks", help="print the forgetting clocks of a training run (per epoch and cumulative)")
+def add_recipe(p) -> None:
+    """The options of a training recipe."""
     p.add_argument("--optimizer", default="sgd", help="one of " + ", ".join(OPTIMIZERS))
     p.add_argument("--lr", type=float, default=0.1, help="peak learning rate (default 0.1)")
     p.add_argument("--schedule", default="constant", help="one of " + ", ".join(SCHEDULES))
@@ -28,6 +32,26 @@ def register(sub) -> None:
     p.add_argument("--epochs", type=int, default=200)
     p.add_argument("--weight-decay", type=float, default=0.0, help="lambda of T_L2 (default 0)")
     p.add_argument("--drop-last", action="store_true", help="floor(N/b) steps per epoch instead of ceil")
+
+
+def recipe_clocks(args):
+    """The recipe's clocks (``theory.clocks.Clocks``), every option checked first, and its one-line description."""
+    params.real("lr", args.lr, minimum=0, open_minimum=True, maximum=MAX_RATE)
+    params.real("weight-decay", args.weight_decay, minimum=0, maximum=MAX_RATE)
+    spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
+    kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
+    eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)
+    clocks = forgetting_clocks(
+        args.optimizer, eta, args.batch_size, args.n_train, args.epochs, args.weight_decay, args.drop_last
+    )
+    line = (f"{args.optimizer}, {args.schedule} lr {args.lr:g}, b = {args.batch_size}, N = {args.n_train}, "
+            f"{spe} steps/epoch, lambda = {args.weight_decay:g}")
+    return clocks, line
+
+
+def register(sub) -> None:
+    p = sub.add_parser("clocks", help="print the forgetting clocks of a training run (per epoch and cumulative)")
+    add_recipe(p)
     p.add_argument("--every", type=int, default=None, help="print every k-th epoch (default: about 20 rows)")
     p.set_defaults(func=run)
 
@@ -35,23 +59,13 @@ def register(sub) -> None:
 def run(args) -> int:
     from implicitbias.figures import markdown_table
 
-    params.real("lr", args.lr, minimum=0, open_minimum=True, maximum=MAX_RATE)
-    params.real("weight-decay", args.weight_decay, minimum=0, maximum=MAX_RATE)
     if args.every is not None:
         params.integer("every", args.every, minimum=1)
-    spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
-    kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
-    eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)
-    clocks = forgetting_clocks(
-        args.optimizer, eta, args.batch_size, args.n_train, args.epochs, args.weight_decay, args.drop_last
-    )
+    clocks, line = recipe_clocks(args)
     every = args.every or max(1, clocks.epochs // 20)
     rows = [r for r in clocks.rows() if r[0] % every == 0 or r[0] in (1, clocks.epochs)]
     header = ["epoch", *(f"{c}/epoch" for c in CLOCKS), *CLOCKS]
-    print(
-        f"{args.optimizer}, {args.schedule} lr {args.lr:g}, b = {args.batch_size}, N = {args.n_train}, "
-        f"{spe} steps/epoch, lambda = {args.weight_decay:g}"
-    )
+    print(line)
     print(markdown_table(header, [[r[0], *(f"{v:.4g}" for v in r[1:])] for r in rows]))
     total = ", ".join(f"{c} = {v:.4g}" for c, v in clocks.total.items())
     print(f"total: {total}; governing clock for {args.optimizer}: {clocks.governing}")

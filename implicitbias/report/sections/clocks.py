@@ -1,8 +1,8 @@
-"""Report section "Forgetting clocks" (Spec B): layout only.  The claims C1-C5 and C7 live in
-``implicitbias.claims`` (``c1_low_lr_sgd_remembers`` ...); this section shows, before them, the
-experimental design of each tier the report runs and the overview of its groups (spreads with
-CIs, failures, clocks), training every ensemble of the tier first so a pool of workers shares
-them.
+"""Report section "Forgetting clocks" (Spec B): layout only.  The claims C1-C5 live in
+``implicitbias.claims`` (``c1_low_lr_sgd_remembers`` ...; C7 in the clock-collapse section); this
+section shows, before them, the experimental design of each tier the report runs and the
+overview of its groups (spreads with CIs, failures, clocks), training every ensemble of the tier
+first so a pool of workers shares them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from implicitbias.claims import forgetting as fg
 
 NAME = "clocks"
 ORDER = 35
-TITLE = "Forgetting clocks (Spec B): initialisation memory across sigma_w (C1-C5, C7)"
+TITLE = "Forgetting clocks (Spec B): initialisation memory across sigma_w (C1-C5)"
 
 
 def design(t: fg.Tier) -> str:

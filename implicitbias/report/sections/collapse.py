@@ -1,0 +1,33 @@
+"""Report section "Clock collapse" (Spec B, C7): layout only.  The claim C7 lives in
+``implicitbias.claims.c7_clocks_collapse_the_spreads``; this section shows, before it, the design of
+the clock-collapse grids of the report's tier (``validation/specs/collapse.toml``, and
+``collapse_long.toml`` in tier full) and the overview of their groups (spreads with CIs, failures,
+clocks).
+"""
+
+from __future__ import annotations
+
+from implicitbias.claims import forgetting as fg
+from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM
+from implicitbias.report.sections.clocks import design
+
+NAME = "collapse"
+ORDER = 36
+TITLE = "Clock collapse (Spec B, C7): do equal clocks give equal spreads, and does the clock predict them?"
+
+
+def exhibit(ctx) -> str:
+    shown = set(fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]))  # in the clocks section
+    parts = []
+    for t, blocks in CLAIM.config(ctx.tier).resolved():
+        if t.spec not in shown:
+            shown.add(t.spec)
+            groups = fg.measure_groups(ctx, t, blocks)
+            parts += [design(t), "", fg.overview(ctx, groups, f"collapse_{t.name}_spread_vs_clock")]
+    return "\n".join([
+        "C7 is judged per optimiser family on the toy tier's groups (section above) together with these grids: a "
+        "monotone law spread = f(log clock) fitted on half of a family's groups predicts the other half, against "
+        "the same law in log epochs; `implicitbias predict` ships the law fitted on all groups of the default "
+        "tier. These grids evaluate every 5 (30-epoch runs), 20 (120) or 40 epochs (480) and at the end, and "
+        "epoch 0 counts: their selected spreads (the minimum of validation loss on that thin grid, sometimes the "
+        "initialisation) are shown, not judged; C7 judges the end-of-training spread.", "", *parts])

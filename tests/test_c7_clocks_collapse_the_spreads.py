@@ -1,0 +1,120 @@
+"""C7 (spreads collapse onto each family's clock): the held-out prediction rule on synthetic points
+and records, every outcome, and families never pooled."""
+
+import math
+
+import pytest
+from spec_b_records import group
+
+from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, clock_points
+from implicitbias.validation.analysis import group_runs
+
+CLOCKS = [0.02 * 4**i for i in range(4)]  # four clock levels, each reached at 30 and at 120 epochs
+GRID = [(c, e) for c in CLOCKS for e in (30, 120)]
+
+
+def point(clock, epochs, spread, family="sgd"):
+    return {"label": f"clock {clock:g}, {epochs} ep", "family": family, "governing": "T_SGD", "clock": clock,
+            "epochs": epochs, "steps": 8 * epochs, "optimizer": "sgd", "n_diverged": 0, "n_runs": 20,
+            "spread": {"estimate": spread, "lo": spread - 1, "hi": spread + 1, "n": 4, "level": 0.95}}
+
+
+def evidence(spreads, grid=GRID):
+    return CLAIM.family_evidence([point(c, e, s) for (c, e), s in zip(grid, spreads)], "sgd")
+
+
+COLLAPSED = [12 - 2 * math.log(c, 4) for c, _ in GRID]  # a function of the clock alone
+BY_EPOCHS = [10.0 if e == 30 else 4.0 for _, e in GRID]  # a function of the epochs alone
+# a falling trend buried in noise: the CI of (clock - epochs) error straddles 0 and -1 point
+NOISY = [3.0, 5.0, 9.0, 9.0, 10.0, 10.0, 14.0, 5.0]
+# the clock a fraction of a point better than epochs at most: CI of the difference in (-1, +0.4)
+BARELY = [8.0, 8.0, 9.0, 10.0, 8.0, 4.0, 6.0, 8.0]
+
+SYNTHETIC_VERDICTS = [
+    ("agrees", evidence(COLLAPSED)),
+    ("disagrees", evidence(BY_EPOCHS)),
+    ("disagrees", evidence(BARELY)),
+    ("inconclusive", evidence(NOISY)),
+    ("inconclusive", evidence(COLLAPSED[:5], GRID[:5])),  # fewer than min_groups
+    ("inconclusive", evidence(COLLAPSED, [(c, 120) for c, _ in GRID])),  # epochs do not vary
+    ("not run", CLAIM.evidences([])[0]),
+]
+
+
+@pytest.mark.parametrize("expected, ev", SYNTHETIC_VERDICTS, ids=[f"{e}-{i}" for i, (e, _) in enumerate(SYNTHETIC_VERDICTS)])
+def test_verdict(expected, ev):
+    assert CLAIM.judge(ev).verdict == expected
+
+
+def test_agrees_numbers_come_from_held_out_groups():
+    v = CLAIM.judge(evidence(COLLAPSED))
+    # each clock level has its twin at the other epoch count; a held-out group is predicted exactly
+    # when its twin is in the fitting half, so the clock's error is small but not zero
+    assert 0 < v.numbers["error_clock"] < v.numbers["error_epochs"]
+    assert v.numbers["hi"] < 0 and v.numbers["n"] == 8 and v.numbers["epoch_ratio"] == 4
+
+
+def test_disagrees_when_epochs_predict_the_spread():
+    """A held-out group is missed (by 10 - 4 = 6 points) only in the one split of the 35 that hold it
+    out whose fitting half has no group at its epoch count: error 6/35 per group."""
+    v = CLAIM.judge(evidence(BY_EPOCHS))
+    assert v.numbers["error_epochs"] == pytest.approx(6 / 35) and v.numbers["lo"] > -1
+
+
+def test_disagrees_when_the_clock_is_less_than_the_margin_better():
+    v = CLAIM.judge(evidence(BARELY))
+    assert -1 < v.numbers["lo"] < v.numbers["difference"] < 0 < v.numbers["hi"]
+
+
+def test_inconclusive_reason_names_the_straddle():
+    v = CLAIM.judge(evidence(NOISY))
+    assert v.numbers["lo"] < -1 < 0 < v.numbers["hi"] and "straddles" in v.reason
+
+
+def _runs(spread_of, family_settings):
+    """Synthetic records: for each setting, accuracy falls by spread_of(setting) points at the largest sigma_w."""
+    out = []
+    for setting in family_settings:
+        d = spread_of(setting) / 100
+        out += group(setting, accuracy=lambda s, k, d=d: (0.6, 0.6 - d * (s == 2.5)))
+    return group_runs(out)
+
+
+SGD = [{"lr": lr, "epochs": e} for lr, e in ((0.1, 6), (0.2, 6), (0.4, 6), (0.8, 6), (0.05, 24), (0.1, 24),
+                                             (0.2, 24), (0.4, 24))]
+ADAM = [{"optimizer": "adam", "lr": lr, "epochs": e} for lr, e in ((1e-3, 6), (4e-3, 6), (1.6e-2, 6),
+                                                                   (2.5e-4, 24), (1e-3, 24), (4e-3, 24))]
+
+
+def _sgd_clock(s):  # T_SGD = E * 16 steps * lr^2 / 64 (records use N = 1000, b = 64)
+    return s["epochs"] * 16 * s["lr"] ** 2 / 64
+
+
+def test_records_give_one_evidence_per_family_never_pooled():
+    """SGD spreads follow T_SGD; Adam spreads follow epochs: each family is judged on its own points."""
+    groups = _runs(lambda s: 20 - 2 * math.log(_sgd_clock(s)) if s.get("optimizer") != "adam" else
+                   (8 if s["epochs"] == 6 else 2), SGD + ADAM)
+    evs = CLAIM.evidences(groups, "synthetic")
+    assert [e.label for e in evs] == ["synthetic: sgd", "synthetic: adaptive"]
+    assert [len(e.data["points"]) for e in evs] == [8, 6]
+    assert {p["family"] for p in evs[0].data["points"]} == {"sgd"}
+    assert [CLAIM.judge(e).verdict for e in evs] == ["agrees", "disagrees"]
+
+
+def test_points_carry_clock_epochs_and_steps_from_the_records():
+    groups = _runs(lambda s: 5.0, SGD[:2] + SGD[4:5])
+    pts = clock_points(groups)
+    assert [p["clock"] for p in pts] == pytest.approx([_sgd_clock(s) for s in SGD[:2] + SGD[4:5]])
+    assert [p["epochs"] for p in pts] == [6, 6, 24] and [p["steps"] for p in pts] == [96, 96, 384]
+    assert [p["spread"]["estimate"] for p in pts] == pytest.approx([5.0, 5.0, 5.0])
+
+
+def test_render_draws_both_panels_and_the_held_out_table(tmp_path):
+    from implicitbias.claims import Context
+
+    ev = evidence(COLLAPSED)
+    ctx = Context(store=None, out=tmp_path)
+    text = CLAIM.render(ctx, ev, CLAIM.judge(ev))
+    assert (tmp_path / "figures" / "c7_sgd.png").exists() and "held-out from clock" in text
+    csv = (tmp_path / "figures" / "c7_sgd.csv").read_text().splitlines()
+    assert len(csv) == 1 + len(GRID) and csv[0].startswith("group,clock,epochs")
