@@ -69,3 +69,18 @@ def test_normalised_descent_stops_cleanly_when_the_loss_underflows():
     small = [torch.eye(3, dtype=torch.float64) * 3.0, torch.eye(3, dtype=torch.float64) * 3.0]
     run = gradient_descent(small, 0.1, 10_000, normalized=True, loss_target=1e-30)
     assert run.success and "loss_target" in run.message and run.loss[-1] < 1e-30 <= run.loss[-2]
+
+
+def test_record_fields_are_consistent(cell):
+    """The derived fields against the recorded ones: the relative gap, the time ratio, a final loss below
+    the target that stopped the run."""
+    assert cell["gap"] == pytest.approx((cell["gd_objective"] - cell["solver_objective"]) / cell["solver_objective"])
+    assert cell["gd_seconds"] > 0 and cell["solver_seconds"] > 0
+    assert cell["ratio"] == pytest.approx(cell["gd_seconds"] / cell["solver_seconds"])
+    assert cell["gd_final_loss"] < cell["loss_target"] and 0 < cell["gd_steps"] <= cell["steps"]
+
+
+def test_seed_range():
+    assert crosscheck_config(4, 3, seed=2**32 - 1)["seed"] == 2**32 - 1
+    with pytest.raises(ParameterError, match="^seed must"):
+        crosscheck_config(4, 3, seed=2**32)
