@@ -56,3 +56,33 @@ def test_search_accepts_real_depths_above_one():
     assert best.objective == pytest.approx(3.0, rel=1e-6)  # NC (K - 1): the square (2 * 2^p) wins only beyond L ~ 2.42
     with pytest.raises(ParameterError, match="^L must"):
         search(4, [0.5])
+
+
+def test_a_cell_without_a_search_falls_back_on_the_named_structures():
+    """With nothing found by a search, a cell weighs NC against the named codes alone: at K = 4 the
+    square beats NC at L = 3 and loses at L = 2 (the exact sign of theory.codes)."""
+    from implicitbias.numerics.maxmargin.phase import _cell
+
+    assert exact.compare_with_nc("kgon", 4, 3) == -1 and exact.compare_with_nc("kgon", 4, 2) == 1
+    deep = _cell(4, 3, 1, 0, None, 0)
+    assert deep["verdict"] == "NC suboptimal" and deep["certificate"]["structure"] == "kgon"
+    shallow = _cell(4, 2, 1, 0, None, 0)
+    assert shallow["verdict"] == "NC best found" and shallow["best"]["objective"] == pytest.approx(3.0)
+
+
+def test_search_counts_every_polish_and_runs_at_even_k(monkeypatch):
+    from implicitbias.numerics.maxmargin import search as search_mod
+
+    calls = []
+    real = search_mod.polish
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search_mod, "polish", counted)
+    res = search_mod.search(4, [2])
+    # every polish is a solve, plus one per refined branch at each requested depth (at most max_polished)
+    assert 0 < len(calls) <= res.solves <= len(calls) + len(res.best) * search_mod.plan(4, 1).max_polished
+    six = search_mod.search(6, [2])  # even K: the rank range of the repulsion starts is whole
+    assert six.best[2].objective <= 5.0 * (1 + 1e-9)  # never worse than NC (K - 1)

@@ -64,3 +64,12 @@ def test_colour_classes_group_values_within_the_relative_tolerance():
     assert colour_classes(values).tolist() == [3, 0, 0, 2, 1]
     assert colour_classes(values, tol=1e-2).tolist() == [2, 0, 0, 1, 0]
     assert colour_classes(100 * values).tolist() == [3, 0, 0, 2, 1]  # relative to the largest magnitude
+
+
+def test_hexagon_leaves_cells_of_two_after_one_vertex_is_fixed():
+    """The regular hexagon's group is dihedral of order 12; fixing a vertex leaves two cells of two
+    (its neighbours, the next ones) and the antipode, the case where every non-trivial cell is a pair."""
+    from implicitbias.numerics.maxmargin import codes
+
+    group = symmetry_group(codes.kgon_code(6))
+    assert group.order == 12 and group.orbit_sizes == (6,)
