@@ -40,3 +40,14 @@ def test_polish_reports_scipys_success():
     sol = sm.polish(Z, 0.5, "perturbed NC")
     assert sol.success and "CONVERGENCE" in sol.message and sol.iterations > 0
     assert sol.objective == pytest.approx(3.0, rel=1e-9)  # back to NC (K - 1), a strict local minimum near it
+
+
+def test_polish_at_infinite_depth_reaches_the_limit_objective():
+    """p = 0 (L -> infinity): the objective is (rank, sum log sigma); from a perturbed pentagon the
+    polish returns the pentagon's exact limit (theory.codes.limit_objective_at)."""
+    from implicitbias.theory import codes as exact
+
+    Z = codes.kgon_code(5) + 0.01 * np.random.default_rng(1).normal(size=(5, 5))
+    sol = sm.polish(Z, 0.0, "perturbed pentagon")
+    rank, logsum = exact.limit_objective_at("kgon", 5)
+    assert sol.rank == rank and sol.objective == pytest.approx(float(logsum), rel=1e-6)

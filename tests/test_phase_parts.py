@@ -86,3 +86,18 @@ def test_search_counts_every_polish_and_runs_at_even_k(monkeypatch):
     assert 0 < len(calls) <= res.solves <= len(calls) + len(res.best) * search_mod.plan(4, 1).max_polished
     six = search_mod.search(6, [2])  # even K: the rank range of the repulsion starts is whole
     assert six.best[2].objective <= 5.0 * (1 + 1e-9)  # never worse than NC (K - 1)
+
+
+def test_boundary_rows_against_the_exact_threshold():
+    """K = 4 cells at L = 1..3 (no search): NC is first beaten at the first integer depth above the
+    exact threshold of the square; the K = 2 column is NC optimal everywhere."""
+    import math
+
+    from implicitbias.numerics.maxmargin.phase import _cell, boundary
+
+    cells = [_cell(4, L, 1, 0, None, 0) for L in (1, 2, 3)] + phase_column(column_config(2, [1, 2]))["cells"]
+    two, four = boundary(cells)
+    assert two["K"] == 2 and two["nc_optimal_everywhere"] and two["L_star"] is None
+    threshold = float(exact.threshold_depth("kgon", 4))
+    assert four["L_star"] == math.ceil(threshold) == 3 and not four["nc_optimal_everywhere"]
+    assert four["threshold_kgon"] == pytest.approx(threshold) and four["best_structure"] == "regular 4-gon"
