@@ -59,16 +59,25 @@ def test_gd_errors_on_the_quadratic_against_the_closed_form():
         assert e1 == pytest.approx(abs(discrete - np.exp(-(1 + h / 2) * T) * (theta0 - c)), rel=1e-4)
 
 
-def test_gd_error_on_the_quartic_against_iterates_written_here():
-    """The quartic of the module docstring, L = mean_j (theta - c_j)^4 / 4 + theta^2 / 2 with c = 1, 1/2:
-    GD iterates and its gradient flow (scipy, tight tolerances) computed here from that formula."""
+def _quartic_gradient(theta):
+    """The quartic of the module docstring: mean_j (theta - c_j)^4 / 4 + theta^2 / 2, c = 1, 1/2."""
+    return ((theta - 1) ** 3 + (theta - 0.5) ** 3) / 2 + theta
+
+
+def _logistic_gradient(theta):
+    """The logistic toy loss log(1 + exp(-y_j (x_j theta + 1))), (x, y) = (2, 1), (-1, -1/2), mean over j."""
+    from scipy.special import expit
+
+    return sum(-y * x * expit(-y * (x * theta + 1)) for x, y in ((2.0, 1.0), (-1.0, -0.5))) / 2
+
+
+@pytest.mark.parametrize("loss, grad", [("quartic", _quartic_gradient), ("logistic", _logistic_gradient)])
+def test_gd_errors_against_iterates_and_flow_written_here(loss, grad):
+    """GD iterates and the gradient flow (scipy, tight tolerances) computed here from the formula."""
     from scipy.integrate import solve_ivp
 
-    def grad(theta):
-        return ((theta - 1) ** 3 + (theta - 0.5) ** 3) / 2 + theta
-
     T, theta0 = 0.5, 1.5
-    r = order_of_accuracy("gd", "quartic", horizon=T, theta0=theta0)
+    r = order_of_accuracy("gd", loss, horizon=T, theta0=theta0)
     flow = solve_ivp(lambda t, y: -grad(y), (0, T), [theta0], method="DOP853", rtol=1e-12, atol=1e-12).y[0, -1]
     for h, e0 in zip(r.steps, r.error_gradient_flow):
         theta = theta0
@@ -76,24 +85,3 @@ def test_gd_error_on_the_quartic_against_iterates_written_here():
             theta -= h * grad(theta)
         assert e0 == pytest.approx(abs(theta - flow), rel=1e-6)
     assert abs(r.slope_gradient_flow - 1) < 0.2 and abs(r.slope_modified_flow - 2) < 0.2, r
-
-
-def test_gd_error_on_the_logistic_against_iterates_written_here():
-    """The logistic toy loss log(1 + exp(-y_j (x_j theta + 1))) with (x, y) = (2, 1), (-1, -1/2): GD on
-    the mean and its gradient flow computed here with numpy and scipy."""
-    from scipy.integrate import solve_ivp
-    from scipy.special import expit
-
-    data = ((2.0, 1.0), (-1.0, -0.5))
-
-    def grad(theta):
-        return sum(-y * x * expit(-y * (x * theta + 1)) for x, y in data) / 2
-
-    T, theta0 = 0.5, 1.5
-    r = order_of_accuracy("gd", "logistic", horizon=T, theta0=theta0)
-    flow = solve_ivp(lambda t, y: -grad(y), (0, T), [theta0], method="DOP853", rtol=1e-12, atol=1e-12).y[0, -1]
-    for h, e0 in zip(r.steps, r.error_gradient_flow):
-        theta = theta0
-        for _ in range(round(T / h)):
-            theta -= h * grad(theta)
-        assert e0 == pytest.approx(abs(theta - flow), rel=1e-6)
