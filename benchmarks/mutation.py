@@ -51,6 +51,7 @@ PACKAGE_DIRS = {"theory": "implicitbias.theory", "numerics": "implicitbias.numer
 # source module -> the test modules that test it (the scope of its mutants)
 MODULE_TESTS = {
     "theory/clocks.py": ["test_clock_calculator.py"],
+    "theory/codes.py": ["test_polytope_catalogue.py", "test_codes.py"],
     "theory/hadamard.py": ["test_hadamard.py", "test_hadamard_diagonalisation.py"],
     "theory/implicit_regularisers.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py",
                                         "test_modified_flow_sgd.py", "test_modified_flow_adam.py"],
@@ -58,23 +59,39 @@ MODULE_TESTS = {
     "theory/modified_flow.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py",
                                 "test_modified_flow_sgd.py", "test_modified_flow_adam.py", "test_order_of_accuracy.py"],
     "theory/nc_stability.py": ["test_theorem_4_3.py"],
-    "theory/params.py": ["test_nc_metrics.py", "test_spectral_ode.py", "test_optimizers.py", "test_schedules.py"],
+    "theory/polytopes.py": ["test_polytope_catalogue.py", "test_codes.py"],
+    "theory/params.py": ["test_params.py", "test_nc_metrics.py", "test_spectral_ode.py", "test_optimizers.py", "test_schedules.py"],
     "theory/radial.py": ["test_radial_laws.py"],
     "theory/representation_cost.py": ["test_representation_cost.py"],
     "theory/schedules.py": ["test_schedules.py"],
     "theory/spectral_ode.py": ["test_spectral_ode.py", "test_singular_value_ode.py"],
+    "theory/three_classes.py": ["test_three_classes.py"],
     "theory/updates.py": ["test_modified_flow_gd.py", "test_modified_flow_momentum.py", "test_modified_flow_sgd.py",
                           "test_modified_flow_adam.py", "test_order_of_accuracy.py"],
-    "numerics/ufm/deep_ufm.py": ["test_spectral_ode.py", "test_singular_value_ode.py", "test_hadamard.py",
+    "numerics/ufm/deep_ufm.py": ["test_deep_ufm.py", "test_spectral_ode.py", "test_singular_value_ode.py", "test_hadamard.py",
                                  "test_theorem_4_5.py"],
     "numerics/ufm/etf_alignment.py": ["test_theorem_4_5.py"],
     "numerics/ufm/nc_ray.py": ["test_theorem_4_3.py"],
     "numerics/ufm/spectral_agreement.py": ["test_singular_value_ode.py", "test_spectral_ode.py"],
     "numerics/ufm/spectral_flow.py": ["test_spectral_ode.py", "test_kl_to_nc.py", "test_theorem_4_4.py", "test_basin.py"],
-    "numerics/metrics/forgetting_metrics.py": ["test_toy_forgetting.py", "test_validation_analysis.py"],
+    "numerics/metrics/forgetting_metrics.py": ["test_forgetting_metrics.py", "test_toy_forgetting.py", "test_validation_analysis.py"],
+    "numerics/metrics/resampling.py": ["test_resampling.py"],
     "numerics/metrics/kl_to_nc.py": ["test_kl_to_nc.py"],
     "numerics/metrics/nc_metrics.py": ["test_nc_metrics.py"],
     "numerics/metrics/rank.py": ["test_effective_rank.py"],
+    "numerics/maxmargin/codes.py": ["test_code_factors.py", "test_codes.py"],
+    "numerics/maxmargin/gd_census.py": ["test_gd_census.py"],
+    "numerics/maxmargin/gd_crosscheck.py": ["test_gd_crosscheck.py"],
+    "numerics/maxmargin/lower_bounds.py": ["test_lower_bound_formulas.py", "test_lower_bounds.py"],
+    "numerics/maxmargin/margin.py": ["test_margin.py", "test_codes.py", "test_margin_solver.py"],
+    "numerics/maxmargin/naming.py": ["test_naming.py", "test_codes.py"],
+    "numerics/maxmargin/phase.py": ["test_phase_parts.py", "test_three_classes.py", "test_theorem_3_1.py"],
+    "numerics/maxmargin/polytopes.py": ["test_codes.py"],
+    "numerics/maxmargin/search.py": ["test_search.py", "test_phase_parts.py"],
+    "numerics/maxmargin/softmax_codes.py": ["test_codes.py"],
+    "numerics/maxmargin/solver.py": ["test_margin_directions.py", "test_margin_solver.py"],
+    "numerics/maxmargin/spherical.py": ["test_spherical.py", "test_codes.py", "test_lower_bounds.py", "test_margin_solver.py"],
+    "numerics/maxmargin/symmetry.py": ["test_symmetry.py", "test_codes.py"],
     "numerics/optim/optimizers.py": ["test_optimizers.py"],
     "numerics/optim/order_of_accuracy.py": ["test_order_of_accuracy.py"],
     "numerics/torch_threads.py": ["test_toy_forgetting.py"],
@@ -219,6 +236,12 @@ def _run_child(name: str, path: Path, code, tests: list[str]) -> None:
     os.dup2(devnull, 2)
     sys.meta_path.insert(0, _MutantFinder(name, path, code))
     import pytest
+    from hypothesis import Phase, settings
+
+    # a failing property is a kill: shrinking its example only spends the timeout (it made kills
+    # read as timeouts under load); no example database, the tree stays clean
+    settings.register_profile("mutation", phases=(Phase.explicit, Phase.reuse, Phase.generate), database=None)
+    settings.load_profile("mutation")
 
     rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=", *tests])
     os._exit(int(rc))
@@ -283,7 +306,9 @@ def run_module(rel: str, tests: list[str], jobs: int, timeout_factor: float, max
     return {"module": rel, "tests": tests, "mutants": total, "of": len(every), **counts, "score": score,
             "seconds": time.perf_counter() - start, "baseline_seconds": baseline,
             "survivors": [{"line": m.line, "index": m.index, "slot": m.slot, "mutation": m.text, "status": s} for m, s in
-                          sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")]}
+                          sorted(results, key=lambda r: r[0].line) if s in ("survived", "not covered")],
+            "timed_out": [{"line": m.line, "mutation": m.text} for m, s in sorted(results, key=lambda r: r[0].line)
+                          if s == "timed out"]}
 
 
 def _preload() -> None:

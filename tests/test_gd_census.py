@@ -57,6 +57,41 @@ def test_bad_config_names_the_parameter():
         census_config(6, 2, d=3)
 
 
+def test_census_counts_unseparated_seeds_and_reports_its_own_times():
+    """A short run (100 steps of 0.05): some seeds separate with margins below 1, some do not yet;
+    the census must count exactly the seeds whose batched end point has no positive margin."""
+    import time
+
+    from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
+
+    settings = dict(seeds=6, steps=100, lr=0.05)
+    Z, _, _ = batched_gd(4, 2, 8, range(6), 0.1, 0.05, 100, 1e-250)
+    gamma = np.array([min_margin(z) for z in Z])
+    assert (gamma <= 0).any() and ((gamma > 0) & (gamma < 1)).any()  # the design: both cases occur
+    start = time.perf_counter()
+    rec = census_cell(census_config(4, 2, **settings))
+    wall = time.perf_counter() - start
+    assert rec["unseparated"] == int((gamma <= 0).sum()) and sum(rec["frequencies"].values()) == int((gamma > 0).sum())
+    assert 0 < rec["gd_seconds"] <= rec["seconds"] <= wall
+    separated = [r for r in rec["runs"] if r["separated"]]
+    p = schatten_exponent(2)
+    for r in separated:
+        s = np.linalg.svd(unit_margin(Z[r["seed"]]), compute_uv=False)
+        assert r["gd_objective"] == pytest.approx(np.sum(s[s > 1e-9 * s[0]] ** p), rel=1e-6)
+    moves = [(r["gd_objective"] - r["objective"]) / r["objective"] for r in separated]
+    assert rec["mean_relative_move"] == pytest.approx(np.mean(moves)) and rec["mean_relative_move"] > 0
+
+
+def test_settings_at_their_bounds():
+    assert census_config(2, 1, seeds=1)["K"] == 2 and census_config(4, 64, seeds=4096)["seeds"] == 4096
+    assert census_config(4, 2, steps=10**6)["steps"] == 10**6
+    for bad, name in ((dict(K=65, L=2), "K"), (dict(K=4, L=65), "L"), (dict(K=4, L=2, scale=0.0), "scale"),
+                      (dict(K=4, L=2, steps=10**6 + 1), "steps"), (dict(K=4, L=2, seeds=4097), "seeds"),
+                      (dict(K=4, L=2, lr=0.0), "lr"), (dict(K=1, L=2), "K")):
+        with pytest.raises(ParameterError, match=f"^{name} must"):
+            census_config(**bad)
+
+
 def test_census_table_counts_stalled_seeds_and_names_the_optimum():
     from implicitbias.atlas import census_markdown, census_rows
 

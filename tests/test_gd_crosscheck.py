@@ -11,6 +11,7 @@ descent that stops (instead of dividing by zero) when the loss underflows.
 """
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -28,7 +29,9 @@ TOL = 0.01  # relative; GD reaches 2e-4 (K = 4, L = 3) and 2e-3 (K = 6, L = 3) b
 @pytest.fixture(scope="module", params=[(4, 3), (6, 3)], ids=["K4-L3", "K6-L3"])
 def cell(request):
     K, L = request.param
-    return gd_crosscheck({"K": K, "L": L})
+    start = time.perf_counter()
+    record = gd_crosscheck({"K": K, "L": L})
+    return {**record, "wall_seconds_measured_here": time.perf_counter() - start}
 
 
 def test_gd_reaches_the_solver_objective_of_its_structure(cell):
@@ -69,3 +72,19 @@ def test_normalised_descent_stops_cleanly_when_the_loss_underflows():
     small = [torch.eye(3, dtype=torch.float64) * 3.0, torch.eye(3, dtype=torch.float64) * 3.0]
     run = gradient_descent(small, 0.1, 10_000, normalized=True, loss_target=1e-30)
     assert run.success and "loss_target" in run.message and run.loss[-1] < 1e-30 <= run.loss[-2]
+
+
+def test_record_fields_are_consistent(cell):
+    """The derived fields against the recorded ones: the relative gap, the time ratio, a final loss below
+    the target that stopped the run."""
+    assert cell["gap"] == pytest.approx((cell["gd_objective"] - cell["solver_objective"]) / cell["solver_objective"])
+    assert 0 < cell["gd_seconds"] and 0 < cell["solver_seconds"]
+    assert cell["gd_seconds"] + cell["solver_seconds"] <= cell["wall_seconds_measured_here"]
+    assert cell["ratio"] == pytest.approx(cell["gd_seconds"] / cell["solver_seconds"])
+    assert cell["gd_final_loss"] < cell["loss_target"] and 0 < cell["gd_steps"] <= cell["steps"]
+
+
+def test_seed_range():
+    assert crosscheck_config(4, 3, seed=2**32 - 1)["seed"] == 2**32 - 1
+    with pytest.raises(ParameterError, match="^seed must"):
+        crosscheck_config(4, 3, seed=2**32)

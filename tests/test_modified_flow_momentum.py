@@ -28,3 +28,12 @@ def test_coupled_decay_enters_at_the_effective_rate():
     flow = modified_flow(coupled_l2(heavy_ball()), 0)
     (theta,), (L,) = flow.X, flow.losses
     assert sp.simplify(flow.terms[0][0] + (sp.diff(L, theta) + lam * theta) / (1 - beta)) == 0
+
+
+def test_momentum_buffer_starts_on_its_slow_manifold():
+    """PyTorch's heavy ball (v <- beta v + g, theta <- theta - h v): at leading order the buffer
+    sits at the geometric sum v = g / (1 - beta); slow_state(0) is that term alone."""
+    flow = modified_flow(heavy_ball(), 1)
+    (theta,), (L,) = flow.X, flow.losses
+    assert sp.simplify(flow.slow_state(0)[0] - sp.diff(L, theta) / (1 - beta)) == 0
+    assert sp.simplify(flow.slow_state()[0] - flow.slow_state(1)[0]) == 0

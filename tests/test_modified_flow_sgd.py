@@ -26,3 +26,17 @@ def test_published_minibatch_coefficients_and_h_over_b_scaling():
     # doubling the batch at fixed N (6: b = 2 -> 3 is x1.5) divides the noise term by more than b
     c2, c3 = sgd_minibatch_coefficients(6, 2)[1], sgd_minibatch_coefficients(6, 3)[1]
     assert c2 / c3 == 2  # = (4 / 2) / (3 / 3): the h/b factor times the finite-population factor
+
+
+def test_published_coefficients_at_the_smallest_population_and_the_bounds_on_n():
+    """N = 2, b = 1 (two examples, one per minibatch): a = 1/4, c = (2 - 1)/(4 (2 - 1)) = 1/4."""
+    import pytest
+
+    from implicitbias.theory.params import ParameterError
+
+    assert sgd_minibatch_coefficients(2, 1) == (sp.Rational(1, 4), sp.Rational(1, 4))
+    for N, b in ((1, 1), (9, 3)):
+        with pytest.raises(ParameterError, match=r"^N must be an integer in \[2, 8\]"):
+            sgd_minibatch_coefficients(N, b)
+    with pytest.raises(ParameterError, match="^b must divide N"):
+        sgd_minibatch_coefficients(6, 4)

@@ -87,3 +87,17 @@ def test_schatten_exponent_and_bad_depth():
         rc.schatten_exponent(0.5)
     with pytest.raises(params.ParameterError, match="^N must"):
         rc.log_parametrised_cost(0)
+
+
+def test_schatten_exponent_of_sympy_depths_is_the_float_routes_value():
+    for L in (sp.Integer(3), sp.Rational(5, 2), sp.sqrt(2) + 1):
+        assert float(rc.schatten_exponent(L)) == pytest.approx(2 / (float(L) + 1), rel=1e-15)
+    for bad in (sp.Rational(1, 2), sp.I, sp.Integer(0)):
+        with pytest.raises(params.ParameterError, match="^L must be a finite number >= 1"):
+            rc.schatten_exponent(bad)
+    assert rc.schatten_exponent(sp.Integer(1)) == 1
+
+
+def test_lagrange_system_is_limited_to_three_factors():
+    with pytest.raises(params.ParameterError, match=r"^N must be an integer in \[1, 3\]"):
+        rc.stationary_factors(4)

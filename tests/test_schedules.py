@@ -76,3 +76,43 @@ def test_user_callable_and_constant():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ParameterError, match=rf"^{name} must"):
         call()
+
+
+@pytest.mark.parametrize("total, pct, div, final_div", [(5, 0.3, 25.0, 1e4), (20, 0.1, 1.5, 1.5), (37, 0.45, 3.0, 1e4)])
+def test_onecycle_matches_torch_relatively_at_short_warm_ups_and_small_factors(total, pct, div, final_div):
+    """Relative agreement at every step (the last rate lr / (div final_div) is tiny), with a warm-up
+    ending before step 1 (pct T - 1 <= 1) and factors near their lower bound 1."""
+    lr = 0.7
+    one = torch_lrs(lambda o: torch.optim.lr_scheduler.OneCycleLR(o, max_lr=lr, total_steps=total, pct_start=pct,
+                                                                  div_factor=div, final_div_factor=final_div), lr, total)
+    g = schedule("onecycle", lr, total, pct_start=pct, div_factor=div, final_div_factor=final_div)
+    assert max(abs(g(k) - c) / c for k, c in enumerate(one)) < 1e-12
+    default = schedule("onecycle", lr, 50)
+    assert default(49) == pytest.approx(lr / 25 / 1e4, rel=1e-12) and default(0) == pytest.approx(lr / 25, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: schedule("step", 0.1, 10, gamma=0.0), "gamma must be a finite number > 0 and <= 1"),
+        (lambda: schedule("step", 0.1, 10, gamma=1.5), "gamma must be a finite number > 0 and <= 1"),
+        (lambda: schedule("warmup", 0.1, 10, warmup=1.5), "warmup must be a finite number >= 0 and <= 1"),
+        (lambda: schedule("onecycle", 0.1, 10, pct_start=1.5), "pct_start must be a finite number > 0 and <= 1"),
+        (lambda: schedule("onecycle", 0.1, 10, div_factor=0.5), "div_factor must be a finite number >= 1"),
+        (lambda: schedule("onecycle", 0.1, 10, final_div_factor=0.5), "final_div_factor must be a finite number >= 1"),
+        (lambda: schedule("cosine", 0.1, 10**9 + 1), r"total_steps must be an integer in \[1, 1000000000\]"),
+        (lambda: schedule(lambda k: 0.1, total_steps=4)(4), r"k must be an integer in \[0, 3\]"),
+        (lambda: schedule("constant", 0.1, 10, eta_min=0.0), r"schedule keyword must be one of \(none\) for constant"),
+        (lambda: schedule("step", 0.1, 10, eta_min=0.0), r"schedule keyword must be one of \(gamma, milestones\) for step"),
+    ],
+)
+def test_bad_keywords_are_refused_at_their_bounds(call, message):
+    with pytest.raises(ParameterError, match=rf"^{message}"):
+        call()
+
+
+def test_keywords_on_their_bounds_are_accepted():
+    assert schedule("step", 0.4, 10, gamma=1.0)(9) == 0.4
+    assert schedule("warmup", 0.4, 10, warmup=1.0)(9) == pytest.approx(0.4)
+    assert schedule("onecycle", 0.4, 10, pct_start=1.0)(9) == pytest.approx(0.4)
+    assert schedule("cosine", 0.4, 10**9)(0) == 0.4

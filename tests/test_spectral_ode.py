@@ -109,3 +109,15 @@ def test_perturbed_nc_is_scale_times_exp_eps_xi():
     assert perturbed_nc(2, 1.5, 0.0, 0).tolist() == [1.5]
     with pytest.raises(ParameterError, match="^scale"):
         perturbed_nc(8, 0.0, 0.1, 0)
+
+
+def test_two_classes_have_one_mode_whose_margin_is_its_singular_value():
+    """K = 2 (the smallest power of two): Zbar = (S / 2) [[1, -1], [-1, 1]], margin S (n = 1)."""
+    from implicitbias.theory.spectral_ode import SpectralODE
+
+    ode = SpectralODE(2, 2)
+    x = ode.initial_state([3.0])
+    assert ode.shape == (1,) and ode.margin(x) == pytest.approx(3.0)
+    assert ode.logit_vector(x) == pytest.approx([1.5, -1.5])
+    with pytest.raises(ParameterError, match=r"^K must be an integer in \[2, 8192\]"):
+        SpectralODE(2**14, 1)

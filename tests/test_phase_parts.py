@@ -1,0 +1,103 @@
+"""Parts of the phase diagram (``numerics.maxmargin.phase``) against independent routes.
+
+Routes: ties of two frozen matrices (brentq on SVD objectives) against the exact sympy tie of
+their closed forms (``theory.codes.tie_depths``); the K = 2 column, where every feasible centred
+Zbar has rank 1 and S_p = S_1^p >= 1 (NC optimal at every depth, exactly); the column's own
+timings against a clock read around the call; grid bounds.  L counts weight matrices, p = 2/(L + 1).
+"""
+
+import time
+
+import pytest
+
+from implicitbias.numerics.maxmargin import codes, polytopes
+from implicitbias.numerics.maxmargin.phase import _frozen_ties, column_config, phase_column, phase_configs
+from implicitbias.theory import codes as exact
+from implicitbias.theory.params import ParameterError
+
+
+def test_frozen_ties_of_named_codes_are_their_exact_ties():
+    Za, Zb = codes.cross_polytope_code(8), polytopes.logits("square antiprism")
+    frozen = _frozen_ties(Za, Zb)
+    assert frozen == pytest.approx([float(t) for t in exact.tie_depths("cross_polytope", "square antiprism", 8)],
+                                   rel=1e-10)
+
+
+def test_two_classes_are_nc_optimal_at_every_depth_with_their_own_timings():
+    start, cpu = time.perf_counter(), time.process_time()
+    column = phase_column(column_config(2, [1, 2, 3.5]))
+    wall, used = time.perf_counter() - start, time.process_time() - cpu
+    assert [(c["verdict"], c["certificate"]["kind"]) for c in column["cells"]] == [
+        ("NC optimal", "convex"), ("NC optimal", "exact"), ("NC optimal", "exact")]
+    assert all(c["gap"] == 0 and c["best"]["objective"] == pytest.approx(1.0) for c in column["cells"])
+    assert column["solves"] == 0 and column["starts"] == []  # no search below K = 4
+    assert 0 <= column["seconds"] <= wall and 0 <= column["cpu_seconds"] <= used
+
+
+def test_grid_bounds():
+    with pytest.raises(ParameterError, match=r"^lmax must be an integer in \[1, 10000\]"):
+        phase_configs(2, 10_001)
+
+
+def test_a_column_searches_exactly_its_deep_depths():
+    """K >= 4: the search runs at the depths L > 1 only (L = 1 is certified by the convex problem)."""
+    from implicitbias.numerics.maxmargin.search import search
+
+    column = phase_column(column_config(4, [1, 2]))
+    alone = search(4, [2])
+    assert column["solves"] == alone.solves > 0 and len(column["starts"]) == len(alone.starts)
+    assert column["cells"][0]["certificate"]["kind"] == "convex"
+
+
+def test_search_accepts_real_depths_above_one():
+    from implicitbias.numerics.maxmargin.search import search
+
+    best = search(4, [1.5]).best[1.5]
+    assert best.objective == pytest.approx(3.0, rel=1e-6)  # NC (K - 1): the square (2 * 2^p) wins only beyond L ~ 2.42
+    with pytest.raises(ParameterError, match="^L must"):
+        search(4, [0.5])
+
+
+def test_a_cell_without_a_search_falls_back_on_the_named_structures():
+    """With nothing found by a search, a cell weighs NC against the named codes alone: at K = 4 the
+    square beats NC at L = 3 and loses at L = 2 (the exact sign of theory.codes)."""
+    from implicitbias.numerics.maxmargin.phase import _cell
+
+    assert exact.compare_with_nc("kgon", 4, 3) == -1 and exact.compare_with_nc("kgon", 4, 2) == 1
+    deep = _cell(4, 3, 1, 0, None, 0)
+    assert deep["verdict"] == "NC suboptimal" and deep["certificate"]["structure"] == "kgon"
+    shallow = _cell(4, 2, 1, 0, None, 0)
+    assert shallow["verdict"] == "NC best found" and shallow["best"]["objective"] == pytest.approx(3.0)
+
+
+def test_search_counts_every_polish_and_runs_at_even_k(monkeypatch):
+    from implicitbias.numerics.maxmargin import search as search_mod
+
+    calls = []
+    real = search_mod.polish
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search_mod, "polish", counted)
+    res = search_mod.search(4, [2])
+    # every polish is a solve, plus one per refined branch at each requested depth (at most max_polished)
+    assert 0 < len(calls) <= res.solves <= len(calls) + len(res.best) * search_mod.plan(4, 1).max_polished
+    six = search_mod.search(6, [2])  # even K: the rank range of the repulsion starts is whole
+    assert six.best[2].objective <= 5.0 * (1 + 1e-9)  # never worse than NC (K - 1)
+
+
+def test_boundary_rows_against_the_exact_threshold():
+    """K = 4 cells at L = 1..3 (no search): NC is first beaten at the first integer depth above the
+    exact threshold of the square; the K = 2 column is NC optimal everywhere."""
+    import math
+
+    from implicitbias.numerics.maxmargin.phase import _cell, boundary
+
+    cells = [_cell(4, L, 1, 0, None, 0) for L in (1, 2, 3)] + phase_column(column_config(2, [1, 2]))["cells"]
+    two, four = boundary(cells)
+    assert two["K"] == 2 and two["nc_optimal_everywhere"] and two["L_star"] is None
+    threshold = float(exact.threshold_depth("kgon", 4))
+    assert four["L_star"] == math.ceil(threshold) == 3 and not four["nc_optimal_everywhere"]
+    assert four["threshold_kgon"] == pytest.approx(threshold) and four["best_structure"] == "regular 4-gon"
