@@ -8,6 +8,8 @@ neighbourhood of NC.  The checks must be able to fail: a too-large radius or bou
 matrices, p = 2/(L + 1).
 """
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -87,3 +89,12 @@ def test_monotone_bound_and_its_direction():
     with pytest.raises(ValueError, match="p_to"):
         lb.monotone_bound(3.0, 0.5, 2 / 3)
     assert lb.certified_lower_bound(7, 1) == {"value": 6.0, "kind": "convex"}
+
+
+@pytest.mark.parametrize("K", [3, 4, 7])
+def test_nc_local_radius_at_p_1_is_the_whole_domain_of_the_bound(K):
+    """At p = 1 the second-order term p (1 - p)/2 ... vanishes: the radius is delta < 1, u < sqrt(K/(K-1))."""
+    from implicitbias.numerics.maxmargin.lower_bounds import nc_local_radius
+
+    assert nc_local_radius(K, 1.0) == pytest.approx(math.sqrt(K / (K - 1)), abs=2e-4)
+    assert nc_local_radius(K, 0.999) < nc_local_radius(K, 1.0)

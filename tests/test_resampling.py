@@ -173,3 +173,14 @@ def test_default_seed_is_zero():
     assert rs.trend_test(*nine) == rs.trend_test(*nine, seed=0) != rs.trend_test(*nine, seed=1)
     big = [([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8, 0.6, 0.7])]
     assert rs.stratified_rank_test(big) == rs.stratified_rank_test(big, seed=0) != rs.stratified_rank_test(big, seed=1)
+
+
+def test_a_one_row_sample_beside_larger_ones_is_held_fixed():
+    """Resampling one row with replacement always gives that row: the CI equals the one with the row
+    repeated (a constant sample), and scipy's refusal of one-observation samples never surfaces."""
+    from implicitbias.numerics.metrics.resampling import slope_ci
+
+    single = slope_ci([1, 2, 5], [[1.0], [3.0, 3.5, 2.5], [2.0, 2.2]])
+    repeated = slope_ci([1, 2, 5], [[1.0, 1.0], [3.0, 3.5, 2.5], [2.0, 2.2]])
+    assert (single["lo"], single["estimate"], single["hi"]) == (repeated["lo"], repeated["estimate"], repeated["hi"])
+    assert single["lo"] < single["estimate"] < single["hi"]

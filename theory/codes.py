@@ -139,8 +139,21 @@ def rank(structure: str, k: int) -> int:
     return sum(n for _, n in unit_spectrum(structure, k))
 
 
+_EXACT_NUMERATOR = 10**3  # rational exponents up to this numerator are expanded by sympy as usual
+
+
+def _power(base: sp.Expr, q: sp.Expr) -> sp.Expr:
+    """base**q, left unevaluated when q is a rational with a large numerator (a float depth such
+    as L = 1.7809156622694773 gives q = 2*10**16/27809156622694773): sympy's automatic
+    simplification of an algebraic base raised to it computes integer powers of size ~10**16 and
+    exhausts memory.  The unevaluated power is the same exact number; ``evalf`` reads it at any
+    precision."""
+    big = q.is_Rational and abs(q.p) > _EXACT_NUMERATOR
+    return sp.Pow(base, q, evaluate=not big)
+
+
 def _objective_p(structure: str, k: int, q) -> sp.Expr:
-    return sum(n * lam**q for lam, n in unit_spectrum(structure, k))
+    return sum(n * _power(lam, q) for lam, n in unit_spectrum(structure, k))
 
 
 def objective_at(structure: str, k: int, L) -> sp.Expr:

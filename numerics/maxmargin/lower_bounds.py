@@ -102,7 +102,8 @@ def nc_local_radius(K: int, p: float) -> float:
     """The largest u_0 (on a grid of 1e-4) with S_p > K - 1 on {0 < sum t_ck <= u_0} (docstring).
 
     The condition p/K > c(delta(u)) (K - 1)/K u is monotone in u (both c and u grow), so the
-    radius is found by bisection; 0 when p = 1 (the bound's first-order term must win).
+    radius is found by bisection.  At p = 1 (L = 1, the convex nuclear norm) the second-order term
+    vanishes and the radius is the whole domain of the bound, delta < 1: u_0 -> sqrt(K / (K - 1)).
     """
     K = params.integer("K", K, minimum=2, maximum=100_000)
     p = params.real("p", p, minimum=0, maximum=1, open_minimum=True)

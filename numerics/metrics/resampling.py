@@ -64,11 +64,18 @@ def bootstrap(samples: Sequence[Sequence], statistic: Callable[..., np.ndarray],
     if math.isnan(estimate) or all(len(a) < 2 for a in arrays):
         return _interval(estimate, estimate, estimate, n, level)
 
+    # a one-row sample resampled with replacement is always that row: it is held fixed (scipy
+    # refuses samples of fewer than two observations) and only the others are resampled
+    varying = [i for i, a in enumerate(arrays) if len(a) >= 2]
+
     def resampled(*indices, axis=-1):
-        return statistic(*(a[i.astype(int)] for a, i in zip(arrays, indices)))
+        picks = [np.zeros((*indices[0].shape[:-1], 1), dtype=int)] * len(arrays)
+        for i, idx in zip(varying, indices):
+            picks[i] = idx.astype(int)
+        return statistic(*(a[i] for a, i in zip(arrays, picks)))
 
     with np.errstate(all="ignore"):
-        ci = scipy_bootstrap(tuple(np.arange(len(a), dtype=float) for a in arrays), resampled, vectorized=True,
+        ci = scipy_bootstrap(tuple(np.arange(len(arrays[i]), dtype=float) for i in varying), resampled, vectorized=True,
                              paired=False, confidence_level=level, n_resamples=_BOOTSTRAP, method="percentile",
                              rng=np.random.default_rng(seed)).confidence_interval
     lo, hi = (estimate, estimate) if math.isnan(ci.low) else (min(ci.low, estimate), max(ci.high, estimate))
