@@ -64,7 +64,7 @@ def test_depth_limit_cell_records_the_check():
 @pytest.mark.parametrize("L", [30, 100, "inf"])
 @pytest.mark.parametrize("K", range(4, 13))
 def test_large_depth_optimum_is_the_regular_kgon_up_to_12_classes(K, L):
-    rec = depth_limit_cell({"K": K, "L": L, "effort": 2, "seed": 0})
+    rec = depth_limit_cell({"K": K, "L": L, "effort": CLAIM.config("default").effort, "seed": 0})
     assert rec["key"] == "kgon" and rec["kgon_starts"] == 0
     assert rec["best"] == pytest.approx(rec["kgon_exact"], rel=1e-7)
 
