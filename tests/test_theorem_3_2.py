@@ -62,8 +62,11 @@ def test_depth_limit_cell_records_the_check():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("L", [30, 100, "inf"])
-@pytest.mark.parametrize("K", range(4, 13))
+@pytest.mark.parametrize("K", [4, 5, 6, 7, 8, 10, 12])
 def test_large_depth_optimum_is_the_regular_kgon_up_to_12_classes(K, L):
+    """Found without K-gon starts.  Not at K = 9 and 11: there the unaided search (efforts 2-3, seeds
+    0-2) stops on non-regular polygons 1-34% above the 9- and 11-gon, or on rank-3 codes; the atlas
+    reaches them only from its named starts (benchmarks/RESULTS.md)."""
     rec = depth_limit_cell({"K": K, "L": L, "effort": CLAIM.config("default").effort, "seed": 0})
     assert rec["key"] == "kgon" and rec["kgon_starts"] == 0
     assert rec["best"] == pytest.approx(rec["kgon_exact"], rel=1e-7)
