@@ -82,3 +82,20 @@ def test_analysis_counts_diverged_runs_and_leaves_them_out():
     assert s["spread_selected"]["estimate"] == pytest.approx(clean["spread_selected"]["estimate"], abs=0.5)
     v = C1.judge(C1.evidence([g], "x"))
     assert "1 diverged (left out: sigma_w 2.5 seed 0 at epoch 3" in v.measured
+
+
+def test_a_run_non_finite_at_initialisation_is_diverged_at_epoch_0(store):
+    """ResNet-20 at sigma_w 1000 overflows before any step (the Fashion-MNIST tier met this with ResNet-110
+    at sigma_w 2.5): recorded as diverged at epoch 0 with its reason, not an error; analysis leaves it out."""
+    spec = load_spec({"name": "init", "base": {"dataset": "synthetic", "data_size": 60, "arch": "resnet20",
+                                               "width": 0.0625, "epochs": 2, "batch_size": 32,
+                                               "sigma_w": [1.0, 1000.0], "optimizer": "sgd", "lr": 0.05},
+                      "options": {"threads": 1}})
+    healthy, overflowed = run_sweep(spec, store, progress=False)
+    assert healthy["status"] == "done" and healthy["summary"]["epochs_run"] == 2
+    assert overflowed["status"] == "diverged" and overflowed["summary"]["diverged_epoch"] == 0
+    assert "non-finite" in overflowed["summary"]["diverged_reason"]
+    assert [row["epoch"] for row in overflowed["history"]] == [0]
+    (group,) = group_runs(list(zip(spec.configs, [healthy, overflowed])))
+    summary = summarise(group)
+    assert summary["n_diverged"] == 1 and [r["kept"] for r in summary["runs"]] == [True, False]

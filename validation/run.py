@@ -375,7 +375,9 @@ def train(
     for g in range(G):
         h = histories[g]
         epoch, why = diverged[g] or (None, None)
-        summary = run_summary([r for r in h if r["epoch"] != epoch])
+        kept = [r for r in h if r["epoch"] != epoch]
+        # a run that diverged at epoch 0 (non-finite at initialisation) has no valid row to summarise
+        summary = run_summary(kept) if kept else {}
         summary.update(
             diverged_epoch=epoch, diverged_reason=why, epochs_run=h[-1]["epoch"],
             clocks=clocks.total, governing_clock=clocks.governing, steps_per_epoch=spe,
