@@ -71,3 +71,17 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("inconclusive", evidence(deep("resnet110", lambda s, k: s < 1 or k == 0))),
     ("not run", evidence(group(accuracy=lambda s, k: 0.5))),
 ]
+
+
+def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
+    """A run non-finite before its first step has no valid row: its curve is empty, the others are drawn."""
+    from implicitbias.claims import Context
+    from implicitbias.claims.forgetting_figures import curves_figure
+
+    runs = [{"sigma_w": 0.25, "seed": 0, "curve": [[0, 0.1, 0.1], [1, 0.9, 0.8]]},
+            {"sigma_w": 2.5, "seed": 0, "curve": []},
+            {"sigma_w": 2.5, "seed": 1, "curve": [[0, 0.1, 0.1], [1, 0.5, 0.4]]}]
+    summary = {"sigma_w": [0.25, 2.5], "seeds": [0, 1], "label": "deep", "setting": {"arch": "resnet110"}, "runs": runs}
+    curves_figure(Context(store=None, out=tmp_path, progress=False), [summary], "c6_init")
+    rows = (tmp_path / "figures" / "c6_init.csv").read_text().splitlines()
+    assert len(rows) == 1 + 4 and all(",2.5,0," not in r for r in rows)

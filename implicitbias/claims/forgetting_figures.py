@@ -143,12 +143,14 @@ def curves_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
     cols = _columns("group", "sigma_w", "seed", "epoch", "train_acc")
     for ax, s in zip(axes[0], summaries):
         lo, hi = min(s["sigma_w"]), max(s["sigma_w"])
+        labelled = set()
         for r in s["runs"]:
-            if r["sigma_w"] not in (lo, hi):
+            if r["sigma_w"] not in (lo, hi) or not r["curve"]:  # a run diverged at initialisation has no curve
                 continue
             curve = np.array([[e, a] for e, a, _ in r["curve"]], dtype=float)
             ax.plot(curve[:, 0], 100 * curve[:, 1], color="tab:blue" if r["sigma_w"] == lo else "tab:red", lw=0.9,
-                    label=f"sigma_w {r['sigma_w']:g}" if r["seed"] == s["seeds"][0] else None)
+                    label=None if r["sigma_w"] in labelled else f"sigma_w {r['sigma_w']:g}")
+            labelled.add(r["sigma_w"])
             for e, a in curve:
                 for k, v in (("group", s["label"]), ("sigma_w", r["sigma_w"]), ("seed", r["seed"]), ("epoch", e),
                              ("train_acc", a)):
