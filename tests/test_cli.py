@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import fake_claims
 import pytest
 
 from implicitbias.cli import main
@@ -89,50 +90,17 @@ def test_bad_lists_are_one_line_errors(text, capsys):
 
 # -- one error path ---------------------------------------------------------------------------------
 
-def _fake_section(monkeypatch, verdict="agrees", exhibit=None, measure=None):
-    """Replace the report's sections and claims by one section (with ``exhibit``) and one claim whose
-    rule returns ``verdict`` (or whose ``measure`` is given)."""
-    import types
-
-    import implicitbias.report as report
-    from implicitbias.claims import Claim, Evidence, Verdict
-
-    section = types.SimpleNamespace(NAME="fake", ORDER=0, TITLE="Fake")
-    if exhibit is not None:
-        section.exhibit = exhibit
-
-    class Fake(Claim):
-        id, statement, source, section, verify = "Fake claim 1", "a statement", "nowhere", "fake", True
-        configs = {"default": None}
-
-        def measure(self, ctx, config):
-            return Evidence("a check", {})
-
-        def judge(self, evidence):
-            return Verdict(verdict, "synthetic", "1.0")
-
-    claim = Fake()
-    if measure is not None:
-        claim.measure = measure
-    monkeypatch.setattr(report, "available_sections", lambda: {"fake": section})
-    monkeypatch.setattr(report, "registry", lambda: {claim.id: claim})
-
-
-@pytest.mark.parametrize("verdict, status", [("agrees", 0), ("inconclusive", 0), ("disagrees", 1)])
-def test_verify_exits_1_only_for_a_disagreeing_claim(monkeypatch, capsys, verdict, status):
-    _fake_section(monkeypatch, verdict)
-    assert main(["verify", "--no-progress"]) == status
-    assert capsys.readouterr().err == ""
-
-
 def _crash(*_):
     raise ZeroDivisionError("division by zero in the check")
 
 
 @pytest.mark.parametrize("where, name, command", [("exhibit", "section fake", ["report", "--executor", "inline"]),
-                                                  ("measure", "claim Fake claim 1", ["verify"])])
+                                                  ("measure", "claim T0", ["verify"])])
 def test_a_crashed_computation_exits_2_naming_it(monkeypatch, capsys, tmp_path, where, name, command):
-    _fake_section(monkeypatch, **{where: _crash})
+    if where == "exhibit":
+        fake_claims.install(monkeypatch, fake_claims.fake_claim("fake"), exhibits={"fake": _crash})
+    else:
+        fake_claims.install(monkeypatch, fake_claims.fake_claim("fake", measure=_crash))
     assert main([*command, "--no-progress", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
