@@ -101,3 +101,30 @@ def test_boundary_rows_against_the_exact_threshold():
     threshold = float(exact.threshold_depth("kgon", 4))
     assert four["L_star"] == math.ceil(threshold) == 3 and not four["nc_optimal_everywhere"]
     assert four["threshold_kgon"] == pytest.approx(threshold) and four["best_structure"] == "regular 4-gon"
+
+
+def test_phase_diagram_searches_once_per_column_plus_the_column_above(monkeypatch):
+    """Two passes through the mapper: the searches (the grid's K and kmax + 1), then the columns,
+    which take their own and K + 1's search records instead of searching again."""
+    from implicitbias.numerics.maxmargin import phase
+
+    calls, searched = [], []
+    real = phase.search
+
+    def counted(K, depths, *args, **kwargs):
+        searched.append(K)
+        return real(K, depths, *args, **kwargs)
+
+    def mapper(kind, fn, configs, desc=None):
+        calls.append((kind, [c["K"] for c in configs]))
+        return [fn(c) for c in configs]
+
+    monkeypatch.setattr(phase, "search", counted)
+    columns = phase.phase_diagram(mapper, phase_configs(5, 3, kmin=4))
+    assert [kind for kind, _ in calls] == [phase.SEARCH_KIND, phase.KIND]
+    assert sorted(calls[0][1]) == [4, 5, 6] and sorted(calls[1][1]) == [4, 5]
+    assert sorted(searched) == [4, 5, 6]  # each column searched once, none again by the second pass
+    assert [col["K"] for col in columns] == [4, 5]
+    assert all(col["cross_seed_solves"] > 0 for col in columns)
+    alone = phase_column(column_config(5, [1, 2, 3]))  # without records: the column searches K and K + 1 itself
+    assert [c["best"]["objective"] for c in alone["cells"]] == [c["best"]["objective"] for c in columns[1]["cells"]]

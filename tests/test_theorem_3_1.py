@@ -10,6 +10,8 @@ perturbations (centred or not) of NC exceeds K - 1.  Then the claim's verdict ru
 evidence, for every outcome it can give.
 """
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -62,7 +64,7 @@ def test_phase_cells_of_the_theorem_are_certified(K):
 @pytest.mark.slow
 def test_full_grid_every_theorem_cell_is_nc_suboptimal(store):
     with open_executor("process", 2) as ex:
-        cells = cells_of(phase_diagram(store, phase_configs(32, 12), executor=ex, progress=False))
+        cells = cells_of(phase_diagram(functools.partial(store.map, executor=ex, progress=False), phase_configs(32, 12)))
     verdicts = {(c["K"], c["L"]): c for c in cells}
     for K, L in REGION:
         cell = verdicts[(K, L)]

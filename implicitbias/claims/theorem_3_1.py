@@ -32,7 +32,7 @@ from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, dis
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.lower_bounds import nc_local_radius
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
-from implicitbias.numerics.maxmargin.phase import KIND, cells_of, phase_column, phase_configs
+from implicitbias.numerics.maxmargin.phase import cells_of, phase_configs, phase_diagram
 from implicitbias.numerics.maxmargin.solver import feasible_directions, nc_directional_slopes
 
 LOCAL_KIND = "theorem_3_1.local"
@@ -82,7 +82,7 @@ class Theorem31(Claim):
     configs = {"default": Config(), "gpu": Config(kmax=32), "full": Config(kmax=32)}
 
     def measure(self, ctx, config: Config) -> Evidence:
-        columns = ctx.map(KIND, phase_column, phase_configs(config.kmax, config.lmax), desc="phase diagram")
+        columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
         region = [{"K": c["K"], "L": c["L"], "verdict": c["verdict"], "certificate": c["certificate"]["kind"],
                    "best": c["best"]["objective"], "structure": c["best"]["structure"]["name"], "nc": c["nc_objective"]}
                   for c in cells_of(columns) if in_region(c["K"], c["L"])]

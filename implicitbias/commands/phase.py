@@ -6,12 +6,15 @@ lower bound and gap, certificate, solver status), ``phase_atlas.npz`` (the best 
 cell, with its name), ``phase_structures.png`` (structure map), ``phase_heatmap.png`` (verdict,
 rank, gap), ``phase_codes_rank2.png`` / ``phase_codes_rank3.png`` (class vectors of the rank-2
 and rank-3 optima), ``phase_crossovers.csv``, ``phase_boundary.csv`` and ``phase.md``; every
-figure has a CSV of its numbers.  Columns (one K, all depths) are cached in the store, so a rerun
-or a grid with more K only computes what is missing (new depths recompute the columns).  Depth
-L counts weight matrices (N = L + 1 factors including the features).
+figure has a CSV of its numbers.  Two passes, each cached in the store per column (one K, all
+depths): the searches, then cross-seeding (K <= 16: from K + 1 classes and along the depths) and
+the cells, so a rerun or a grid with more K only computes what is missing (new depths recompute
+the columns).  Depth L counts weight matrices (N = L + 1 factors including the features).
 """
 
 from __future__ import annotations
+
+import functools
 
 from implicitbias.commands import output_folder, parse_list
 from implicitbias.executors import EXECUTORS
@@ -42,7 +45,7 @@ def run(args) -> int:
     output_folder("out", args.out)
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
-        columns = phase_diagram(store, configs, executor=executor, progress=not args.no_progress)
+        columns = phase_diagram(functools.partial(store.map, executor=executor, progress=not args.no_progress), configs)
     paths = write_outputs(columns, args.out)
     print(boundary_markdown(boundary(cells_of(columns))))
     for name, path in paths.items():

@@ -93,6 +93,11 @@ class MarginSolution:
     def key(self) -> tuple:
         return (self.rank, self.objective) if self.p == 0 else (self.objective,)
 
+    @classmethod
+    def from_summary(cls, record: dict) -> MarginSolution:
+        """The solution a ``summary`` record describes (the inverse of ``summary``)."""
+        return cls(**{**record, "Z": np.array(record["Z"], dtype=float)})
+
     def summary(self) -> dict:
         """JSON-ready record (the explicit matrix included)."""
         return {

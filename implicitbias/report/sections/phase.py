@@ -21,7 +21,7 @@ from implicitbias.atlas import (
 )
 from implicitbias.claims.theorem_3_1 import CLAIM as THEOREM_3_1
 from implicitbias.numerics.maxmargin import gd_census
-from implicitbias.numerics.maxmargin.phase import KIND, boundary, cells_of, phase_column, phase_configs
+from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram
 
 NAME = "phase"
 ORDER = 10
@@ -36,7 +36,7 @@ CENSUS = {  # (Ks, Ls, seeds) of the gradient-descent census per tier
 
 def exhibit(ctx) -> str:
     config = THEOREM_3_1.config(ctx.tier)
-    columns = ctx.map(KIND, phase_column, phase_configs(config.kmax, config.lmax), desc="phase diagram")
+    columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
     cells = cells_of(columns)
     paths = write_outputs(columns, ctx.path("phase"), stem="phase")
     Ks, Ls, seeds = CENSUS[ctx.tier]
@@ -49,7 +49,9 @@ def exhibit(ctx) -> str:
 Problem P(K, L): minimise sum_i sigma_i(Zbar)^p, p = 2/(L + 1), over mean-logit matrices Zbar with
 every margin >= 1 (L weight matrices, N = L + 1 factors).  Each column K is searched at every
 depth together (spherical codes of every rank, named polytopes, their branches polished across
-depths, exact fixed-rank refinement); each cell's best matrix is re-verified and named from its
+depths, exact fixed-rank refinement), then cross-seeded (every class deleted from the best
+matrices of K + 1 classes, and each improved cell offered to the depths beside it); each cell's
+best matrix is re-verified and named from its
 invariants (rank, spectrum, class-vector cosines, symmetry group); named structures carry exact
 (sympy) objectives.  Files: [cells CSV]({ctx.link(paths['cells'])}), [matrices (npz)]({ctx.link(paths['atlas'])}).
 
