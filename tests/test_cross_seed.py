@@ -145,6 +145,11 @@ def test_cross_seeding_finds_the_code_the_default_search_misses(counted):
     assert cell["best"]["objective"] <= target * (1 + 1e-6)
     assert margins(np.array(cell["best"]["Z"])).min() >= 1 - 1e-9
     assert column["cross_seed_solves"] == counted["polish"] + counted["refine"] > 0
+    # the code is unnamed; the certificate is still exact: the named code that beats NC by the most
+    wins = [k for k in exact.structures_with_vertices(15) if k != "nc" and exact.compare_with_nc(k, 15, 5) == -1]
+    assert cell["best"]["structure"]["key"] == "" and wins
+    assert cell["certificate"]["kind"] == "exact"
+    assert cell["certificate"]["structure"] == min(wins, key=lambda k: float(exact.objective_at(k, 15, 5)))
 
 
 def test_cross_seed_never_makes_a_cell_worse_and_counts_its_solves(counted):

@@ -128,3 +128,25 @@ def test_phase_diagram_searches_once_per_column_plus_the_column_above(monkeypatc
     assert all(col["cross_seed_solves"] > 0 for col in columns)
     alone = phase_column(column_config(5, [1, 2, 3]))  # without records: the column searches K and K + 1 itself
     assert [c["best"]["objective"] for c in alone["cells"]] == [c["best"]["objective"] for c in columns[1]["cells"]]
+
+
+@pytest.mark.parametrize("K, L", [(5, 3), (8, 4), (9, 4), (10, 5)])
+def test_an_exact_certificate_names_the_best_structure_not_the_first_winner(K, L):
+    """Cells where several named codes beat NC exactly (theory.codes.compare_with_nc) and the first
+    of them is not the best: the certificate is the best structure's own closed form."""
+    from implicitbias.numerics.maxmargin.phase import _cell
+
+    wins = [k for k in exact.structures_with_vertices(K) if k != "nc" and exact.compare_with_nc(k, K, L) == -1]
+    best = min(wins, key=lambda k: float(exact.objective_at(k, K, L)))
+    assert len(wins) > 1 and wins[0] != best
+    cell = _cell(K, L, 1, 0, None, 0)
+    assert cell["certificate"]["kind"] == "exact" and cell["certificate"]["structure"] == best
+    assert cell["certificate"]["value"] == pytest.approx(float(exact.objective_at(best, K, L)), rel=1e-12)
+
+
+def test_column_config_bounds():
+    with pytest.raises(ParameterError, match=r"^effort must be an integer in \[1, 100\]"):
+        column_config(4, [2], effort=101)
+    with pytest.raises(ParameterError, match=r"^seed must"):
+        column_config(4, [2], seed=-1)
+    assert column_config(4, [3, 2.0, 2.5, 3.0], effort=100)["depths"] == [2, 2.5, 3]
