@@ -25,9 +25,10 @@ the optimum of K + 1 classes.  Two moves carry a good matrix to a neighbouring c
   improved cells can have something new to offer.
 
 Every candidate is re-verified (``solver.verify``) and a cell is replaced only by a strictly
-smaller objective (relative ``IMPROVES``), so cross-seeding never makes a cell worse.  The last
-step (``refine_until_stalled``) repeats the exact fixed-rank refinement while it still improves:
-one SLSQP run of 200 iterations stops up to 5e-6 above the minimum at K = 14, L = 3-4.
+smaller objective (relative ``IMPROVES``), so cross-seeding never makes a cell worse.  Every
+refinement here (``refine_until_stalled``, also applied first to each cell as the search left it)
+repeats the exact fixed-rank refinement while it still improves: one SLSQP run of 200 iterations
+stops up to 5e-6 above the minimum at K = 14, L = 3-4.
 """
 
 from __future__ import annotations
@@ -46,8 +47,16 @@ from implicitbias.numerics.maxmargin.solver import (
 )
 from implicitbias.theory import params
 
-__all__ = ["MAX_DELETIONS", "IMPROVES", "REFINE_ROUNDS", "drop_class", "refine_until_stalled", "from_larger", "across_depths",
-           "cross_seed"]
+__all__ = [
+    "MAX_DELETIONS",
+    "IMPROVES",
+    "REFINE_ROUNDS",
+    "drop_class",
+    "refine_until_stalled",
+    "from_larger",
+    "across_depths",
+    "cross_seed",
+]
 
 MAX_DELETIONS = 8  # distinct deletions polished to the end per cell, at most
 IMPROVES = 1e-12  # relative decrease that counts as an improvement
