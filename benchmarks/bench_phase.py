@@ -4,9 +4,9 @@ Runs ``implicitbias.numerics.maxmargin.phase`` on a fresh temporary store throug
 (the ``implicitbias phase`` default; one column per K, largest K first), writes the atlas
 (``implicitbias.atlas.write_outputs``), then prints a table: wall time, the cached rerun, summed
 per-column CPU times (search, then cross-seeding and cells), the CPU of the slowest K, the time
-to write the atlas, cells per verdict, the structures optimal somewhere, the median certified gap, and the 1-minute load
-average before and after (the dev VM is shared, so wall times move with the load; CPU times are
-the load-independent number).  Usage: python benchmarks/bench_phase.py [--kmax 32] [--lmax 12]
+to write the atlas, cells per verdict, the structures optimal somewhere, the median certified
+gap, and the 1-minute load average before and after (the dev VM is shared, so wall times move
+with the load; CPU times are the load-independent number).  Usage: python benchmarks/bench_phase.py [--kmax 32] [--lmax 12]
 [--workers 2].
 """
 

@@ -5,16 +5,15 @@ default ``implicitbias phase`` run (effort 1, seed 0: the search of every column
 cross-seeding from K + 1 and along the depths, ``implicitbias.numerics.maxmargin.phase``) is
 compared with the best value over efforts 1..emax and seeds 0..seeds-1 of the search
 (``implicitbias.numerics.maxmargin.search``).  The bare search's own default (effort 1, seed 0,
-no cross-seeding) is counted beside it.  Every run goes through the store
-(kind ``maxmargin.search-values``), so a killed run resumes where it stopped; run it with
-``nice -n 10`` on a shared machine.  Cells with K <= 3 or L = 1 need no search: NC is certified
+no cross-seeding) is counted beside it.  Every run goes through the store (kinds
+``maxmargin.search-values`` and the phase diagram's two), so a killed run resumes where it
+stopped; run it with ``nice -n 10`` on a shared machine.  Cells with K <= 3 or L = 1 need no search: NC is certified
 there (K = 2, 3: exact, ``theory.three_classes``; L = 1: the convex dual bound).
 
 Printed: the table (rows K, columns L): ``=`` where the default value equals the best to a
 relative 1e-6 (``<`` where it is below the best by more), else the relative excess of the
-default over the best; the summary (cells, how
-many equal, the largest excess, which effort/seed found each better value) and CPU time per
-effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
+default over the best; the summary (cells, how many equal, the largest excess, which
+effort/seed found each better value, equal ranks) and CPU time per effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
 [--emax 8] [--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT].
 """
 
@@ -69,8 +68,7 @@ def main() -> None:
         phase_wall = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     bare = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
-    phase = {(c["K"], c["L"]): c["best"]["objective"] for c in cells_of(columns) if c["L"] >= 2}
-    phase_rank = {(c["K"], c["L"]): c["best"]["rank"] for c in cells_of(columns) if c["L"] >= 2}
+    phase = {(c["K"], c["L"]): c["best"] for c in cells_of(columns) if c["L"] >= 2}
     best: dict = {}
     best_rank: dict = {}
     for c, r in zip(configs, records):
@@ -84,7 +82,7 @@ def main() -> None:
     for K in Ks:
         row = [K]
         for L in depths:
-            d = phase[(K, L)]
+            d = phase[(K, L)]["objective"]
             b, e, s = best[(K, L)]
             excess = (d - b) / b
             if excess < -TOL:
@@ -114,7 +112,7 @@ def main() -> None:
         ["... of which below the best by more than 1e-6", below],
         ["largest relative excess of the default phase run", f"{max((w[2] - w[3]) / w[3] for w in worse):.2e}" if worse else "0"],
         ["bare search default (effort 1, seed 0, no cross-seeding) equals the best", f"{bare_equal} / {cells}"],
-        ["rank of the default phase run's best = rank of the best found", f"{sum(phase_rank[k] == best_rank[k] for k in phase_rank)} / {cells}"],
+        ["rank of the default phase run's best = rank of the best found", f"{sum(phase[k]['rank'] == best_rank[k] for k in phase)} / {cells}"],
         ["runs (efforts x seeds x K)", len(configs)],
         *[[f"CPU s, effort {e} (all seeds, all K)", f"{cpu[e]:.0f}"] for e in sorted(cpu)],
         [f"CPU s, default phase run, columns K = {args.kmin}..{args.kmax} (search + cross-seeding)",

@@ -4,7 +4,7 @@ Routes compared: the Schatten objective against scipy's singular values summed h
 exponent 2/(L + 1) against the exact sympy one of ``theory.representation_cost`` (L weight
 matrices, N = L + 1 factors); class means against a loop over the columns of each class; margins
 against their definition written as a loop.  Generic points: a random non-square-free matrix,
-non-integer depths, n = 3 samples per class.
+non-integer depths, n = 3 and 4 samples per class.
 """
 
 import numpy as np
@@ -66,7 +66,7 @@ def test_margins_against_their_definition():
     assert margin.min_margin(Zr, y) == pytest.approx(min(expected))
     square = margin.margins(Z)
     assert square == pytest.approx([Z[k, k] - max(Z[c, k] for c in range(4) if c != k) for k in range(4)])
-    if margin.min_margin(Z) > 0:
-        assert margin.min_margin(margin.unit_margin(Z)) == pytest.approx(1.0)
+    assert margin.min_margin(Z) > 0  # Z = noise + 3 I separates the classes
+    assert margin.min_margin(margin.unit_margin(Z)) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="does not separate"):
         margin.unit_margin(-np.eye(3))

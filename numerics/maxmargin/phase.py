@@ -252,6 +252,11 @@ def search_column(config: dict) -> dict:
     }
 
 
+def _cross_seeded(K: int) -> bool:
+    """Is column K cross-seeded (and so needs the search of K + 1)?  K <= ``search.SMALL_K``."""
+    return K <= SMALL_K
+
+
 def _ident(cfg: dict) -> tuple:
     return cfg["K"], tuple(cfg["depths"]), cfg["effort"], cfg["seed"]
 
@@ -281,7 +286,7 @@ def phase_column(config: dict, searched: Mapping | None = None) -> dict:
     own = _searched(cfg, searched)
     found = {L: MarginSolution.from_summary(own["best"][str(L)]) for L in depths if str(L) in own["best"]}
     extra = 0
-    if found and K <= SMALL_K:
+    if found and _cross_seeded(K):
         rec = _searched(column_config(K + 1, depths, effort, seed), searched)
         found, extra = cross_seed(found, {L: np.array(rec["best"][str(L)]["Z"]) for L in found})
     cells = [_cell(K, L, effort, seed, found.get(L), len(own["starts"])) for L in depths]
@@ -321,15 +326,14 @@ def phase_diagram(mapper: Callable, configs: Sequence[dict]) -> list[dict]:
 
     ``mapper(kind, fn, configs, desc=...)`` is ``Store.map`` (with its executor bound) or a claim
     context's ``map``, so both passes are cached, resumable and parallel.  Pass 1 searches every
-    column and, when the largest K of the grid is at most ``SMALL_K``, the column of K + 1
-    classes (``search_column``);
-    pass 2 cross-seeds and judges each column from those records (``phase_column``).  Largest K
-    first, so the longest columns start first on a pool.
+    column and the column of K + 1 classes of every cross-seeded K (``search_column``); pass 2
+    cross-seeds and judges each column from those records (``phase_column``).  Largest K first,
+    so the longest columns start first on a pool.
     """
     cfgs = [column_config(**c) for c in configs]
     wanted = {_ident(c): c for c in cfgs}
     for c in cfgs:
-        if c["K"] <= SMALL_K:
+        if _cross_seeded(c["K"]):
             up = column_config(c["K"] + 1, c["depths"], c["effort"], c["seed"])
             wanted.setdefault(_ident(up), up)
     searches = sorted(wanted.values(), key=lambda c: -c["K"])
