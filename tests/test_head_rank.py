@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from implicitbias.cli import main
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation import head_rank as hr
+from implicitbias.validation.data import dataset_path_problem
 from implicitbias.validation.models import Head, Network
 
 TOLERANCE = 0.3  # effective-rank units every trend must exceed
@@ -88,6 +89,8 @@ def test_cli_bad_input_is_one_line(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(dataset_path_problem("fashion_mnist", None) is not None,
+                    reason="needs Fashion-MNIST: apt-get install dataset-fashion-mnist")
 def test_fashion_mnist_rank_falls_with_depth():
     """Real images (Debian's dataset-fashion-mnist): the report's full-tier grid, 4k training images."""
     from implicitbias.claims.head_rank import GRIDS

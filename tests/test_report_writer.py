@@ -35,3 +35,27 @@ def test_verify_exit_status(monkeypatch, verdict, status, tmp_path, capsys):
 def test_bad_verdict_is_rejected():
     with pytest.raises(ValueError, match="verdict"):
         Verdict("maybe", "r", "m")
+
+
+def _crash(*_):
+    raise ZeroDivisionError("division by zero in the check")
+
+
+@pytest.mark.parametrize("where", ["measure", "exhibit"])
+def test_one_bad_section_costs_only_itself(monkeypatch, tmp_path, capsys, where):
+    """A claim or exhibit that raises: the report is still written with every other section, the
+    failed claim's row says ``error`` with the one-line cause, and the command exits 2 naming it."""
+    bad = fake_claim("bad", claim_id="T1", measure=_crash if where == "measure" else None)
+    install(monkeypatch, fake_claim("alpha", "agrees"), bad, fake_claim("omega", "disagrees", claim_id="T2"),
+            exhibits={"bad": _crash} if where == "exhibit" else {})
+    out = tmp_path / "out"
+    assert main(["--store", str(tmp_path / "s.sqlite"), "report", "--executor", "inline", "--no-progress",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    failed = "claim T1" if where == "measure" else "section bad"
+    assert err.count("\n") == 1 and f"{failed} failed to compute: ZeroDivisionError" in err and str(out) in err
+    text = (out / "report.md").read_text()
+    assert "| T0 | a fake claim | none | 42 | agrees | synthetic |" in text
+    assert "| T2 | a fake claim | none | 42 | disagrees | synthetic |" in text
+    assert ("| T1 | a fake claim | - | - | error | claim T1 failed to compute: ZeroDivisionError" in text) == (where == "measure")
+    assert "## Fake omega" in text and (out / "figures/omega.png").is_file() and (out / "report.html").is_file()

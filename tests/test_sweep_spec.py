@@ -1,4 +1,5 @@
-"""Bad sweep specs fail as one ParameterError before any run starts; good ones expand as a grid."""
+"""Bad sweep specs fail as one ParameterError before any run starts; good ones expand as a grid.
+Reading a spec never touches data files; the checks that need the data are ``check_data``'s."""
 
 import pytest
 from hypothesis import given, settings
@@ -7,7 +8,8 @@ from hypothesis import strategies as st
 from implicitbias.cli import main
 from implicitbias.store import Store
 from implicitbias.theory.params import ParameterError
-from implicitbias.validation.sweep import load_spec, packaged_specs
+from implicitbias.validation.data import DataUnavailable
+from implicitbias.validation.sweep import check_data, load_spec, packaged_specs
 
 BASE = {"dataset": "synthetic", "data_size": 100, "width": 0.0625, "epochs": 1, "batch_size": 16}
 
@@ -32,7 +34,17 @@ def _spec(**grid):
 )
 def test_bad_entries(grid, match):
     with pytest.raises(ParameterError, match=match):
-        load_spec(_spec(**grid))
+        check_data(load_spec(_spec(**grid)))
+
+
+def test_reading_a_spec_touches_no_data_file(monkeypatch):
+    """A spec on data this machine lacks is read (a claim's config, ``--help``, another tier's
+    report); only ``check_data``, which a run calls before training, says the files are missing."""
+    monkeypatch.setenv("IMPLICITBIAS_SYSTEM_DATA", "0")
+    spec = load_spec("fashion_mnist_cpu")
+    assert {c["dataset"] for c in spec.configs} == {"fashion_mnist"}
+    with pytest.raises(DataUnavailable, match="apt-get install dataset-fashion-mnist"):
+        check_data(spec)
 
 
 def test_bad_structure(tmp_path):
@@ -162,4 +174,4 @@ def test_cifar10_path_that_is_not_an_archive(tmp_path, content):
     archive = tmp_path / "cifar-10-python.tar.gz"
     archive.write_bytes(content)
     with pytest.raises(ParameterError, match="not a readable tar archive"):
-        load_spec(_spec(dataset="cifar10", data_path=str(archive)))
+        check_data(load_spec(_spec(dataset="cifar10", data_path=str(archive))))

@@ -60,8 +60,13 @@ def test_multistart_search_never_beats_nc_at_k3(L):
     assert min(values) == pytest.approx(2.0, rel=1e-6)  # and NC (value 2) is reached
 
 
+# the gap of a certified cell is (S_p(NC) computed by an SVD - its exact value K - 1) / S_p: zero up to
+# the rounding of a 3 x 3 float64 SVD and a sum of three powers, a few ulp; 1,000 ulp leaves room for any CPU
+ROUNDING = 1000 * np.finfo(float).eps
+
+
 def test_phase_diagram_certifies_every_k3_cell():
     rec = phase_column(column_config(3, [1, 2, 2.5, 7, 12]))
     assert all(c["verdict"] == "NC optimal" for c in rec["cells"])
     assert all(c["certificate"]["kind"] in ("exact", "convex") for c in rec["cells"])
-    assert all(c["gap"] == 0 for c in rec["cells"])
+    assert all(abs(c["gap"]) <= ROUNDING for c in rec["cells"])

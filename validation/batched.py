@@ -10,8 +10,13 @@ gradient CE_g' in block g, so every member takes the step it would take alone.  
 - ``folded`` (networks of Flatten, bias-free Linear, BatchNorm1d, ReLU and the linear ``Head``:
   the toy MLP): each Linear is one ``torch.bmm`` over the member axis, each BatchNorm one
   ``F.batch_norm`` over the members' channels folded side by side ((B, G C), running statistics
-  as views of the stacked buffers), so every member runs the very kernels of its solo run:
-  members are bit-for-bit their solo runs (``tests/test_batched_sigma.py``, float64).
+  as views of the stacked buffers).  ATen's CPU ``bmm`` computes each member's product on its
+  own, the same way whatever the number of members, so a member's numbers do not depend on the
+  ensemble it is in; a solo run of such a model is this engine with one member
+  (:func:`trainer_for`, called by ``validation.run.execute``), so every member is bit-for-bit its
+  solo run on any CPU (``tests/test_batched_sigma.py``, float64).  Against the plain module
+  (``nn.Linear``'s ``addmm``, whose BLAS kernel may sum in another order than ``bmm`` on some
+  CPUs) it agrees to float64 rounding.
   Written by hand because ``torch.func.vmap``'s BatchNorm rule applies the affine transform
   outside the fused kernel, which changes the last bit, and its per-op batching costs about
   1.4x the time of these explicit calls on the toy MLP.
@@ -41,10 +46,10 @@ from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.validation import run as run_mod
 from implicitbias.validation.groups import group_by_setting, setting_key
-from implicitbias.validation.init import kernel_modules, kernel_norm_total
+from implicitbias.validation.init import frobenius_norm, kernel_modules, kernel_norm_total
 from implicitbias.validation.models import Head, Network
 
-__all__ = ["GROUP_KIND", "ELEMENTWISE", "EnsembleTrainer", "folds", "execute_group", "run_groups"]
+__all__ = ["GROUP_KIND", "ELEMENTWISE", "EnsembleTrainer", "folds", "trainer_for", "execute_group", "run_groups"]
 
 GROUP_KIND = "validation.ensemble"
 ELEMENTWISE = ("sgd", "sgd_momentum", "nesterov", "adam", "adamw", "rmsprop", "sign")
@@ -135,8 +140,8 @@ class EnsembleTrainer(run_mod.Trainer):
 
     @torch.no_grad()
     def norms(self):
-        per_layer = {name.removesuffix(".weight"): self.params[name].flatten(1).norm(dim=1).tolist() for name in self._kernels}
-        return [kernel_norm_total({k: v[g] for k, v in per_layer.items()}) for g in range(self.size)]
+        return [kernel_norm_total({name.removesuffix(".weight"): frobenius_norm(self.params[name][g])
+                                   for name in self._kernels}) for g in range(self.size)]
 
     def train_mode(self, mode):
         self._training = mode
@@ -164,11 +169,20 @@ class EnsembleTrainer(run_mod.Trainer):
         super().step()
 
 
+def trainer_for(models: list[nn.Module], engine: str = "auto") -> run_mod.Trainer:
+    """The trainer of ``models`` (one or more members of one architecture): the ``folded``
+    engine whenever it covers them, one member included, so that a solo run and an ensemble
+    member compute alike; else the plain module for one member and ``engine`` for several."""
+    if engine == "folded" or (engine == "auto" and folds(models[0])):
+        return EnsembleTrainer(models, "folded")
+    return run_mod.Trainer(models[0]) if len(models) == 1 else EnsembleTrainer(models, engine)
+
+
 def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
     """Train ``group["runs"]`` (configs equal except sigma_w and seed) as one ensemble.
 
     Returns ``{"records": [...]}``, one run record (``validation.run``) per config, in order;
-    a single run trains as the plain module (``validation.run.Trainer``).
+    a single run trains as its solo run does (:func:`trainer_for`).
     ``options`` as in ``validation.run.execute`` (device, threads) plus ``engine``
     (auto / folded / vmap).
     """
@@ -183,7 +197,7 @@ def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
     dtype = torch.float64 if configs[0]["precision"] == "float64" else torch.float32
     with torch_threads(options.get("threads")):
         models = [run_mod.build(c, data, device, dtype) for c in configs]
-        trainer = run_mod.Trainer(models[0]) if len(models) == 1 else EnsembleTrainer(models, options.get("engine", "auto"))
+        trainer = trainer_for(models, options.get("engine", "auto"))
         return {"records": run_mod.train(configs, trainer, data, device)}
 
 

@@ -46,11 +46,18 @@ __all__ = [
     "read_mnist",
     "load_dataset",
     "dataset_path_problem",
+    "DataUnavailable",
+    "SYSTEM_DATA_ENV",
+    "system_data_path",
+    "locate",
     "batches",
     "augment",
 ]
 
 FASHION_MNIST_DEBIAN = Path("/usr/share/datasets/fashion-mnist")
+SYSTEM_DATA_ENV = "IMPLICITBIAS_SYSTEM_DATA"
+# data sets that an operating-system package installs, with the command that installs them
+_SYSTEM_DATA = {"fashion_mnist": (FASHION_MNIST_DEBIAN, "apt-get install dataset-fashion-mnist")}
 DATASETS = ("cifar10", "mnist", "fashion_mnist", "digits", "mnist1d", "synthetic")
 _FILE_DATASETS = ("cifar10", "mnist", "fashion_mnist")
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -174,17 +181,53 @@ def read_cifar10(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.nd
     return (*arrays(names[:5]), *arrays(names[5:]))
 
 
-# -- dataset assembly ----------------------------------------------------------------------
-def dataset_path_problem(name: str, path: str | None) -> str | None:
-    """Why the files of dataset ``name`` cannot be found (``None`` when they can, or none are needed)."""
+# -- where the files are ------------------------------------------------------------------
+class DataUnavailable(params.ParameterError):
+    """The files of a data set are not on this machine; the message says where they were looked
+    for and how to get them."""
+
+
+def system_data_path(name: str) -> Path | None:
+    """Where an operating-system package installed data set ``name``, or ``None`` when it is not
+    installed, when no package provides it, or when ``IMPLICITBIAS_SYSTEM_DATA=0`` hides every
+    such location.  The one place the package looks outside itself for data."""
+    if os.environ.get(SYSTEM_DATA_ENV, "1").strip() == "0" or name not in _SYSTEM_DATA:
+        return None
+    folder = _SYSTEM_DATA[name][0]
+    return folder if folder.is_dir() else None
+
+
+def locate(name: str, path: str | os.PathLike | None) -> Path | None:
+    """The file or folder data set ``name`` is read from: ``path`` when given, else its system
+    location; ``None`` for data sets that need no files (and for CIFAR-10 without a path, which
+    torchvision downloads).  Raises :class:`DataUnavailable` when the files are not there."""
+    params.choice("dataset", name, DATASETS)
     if name not in _FILE_DATASETS:
         return None
-    if name == "fashion_mnist" and path is None:
-        path = str(FASHION_MNIST_DEBIAN)
-    if path is None:
-        return None if name == "cifar10" else f"dataset {name} needs data_path (folder of IDX files)"
-    if not Path(path).exists():
-        return f"data_path {path} for dataset {name} does not exist"
+    if path is not None:
+        if not Path(path).exists():
+            raise DataUnavailable(f"data_path {path} for dataset {name} does not exist")
+        return Path(path)
+    if name == "cifar10":
+        return None
+    found = system_data_path(name)
+    if found is not None:
+        return found
+    if name in _SYSTEM_DATA:
+        folder, install = _SYSTEM_DATA[name]
+        hidden = os.environ.get(SYSTEM_DATA_ENV, "1").strip() == "0"
+        where = f"{SYSTEM_DATA_ENV}=0 hides {folder}" if hidden else f"not installed in {folder}"
+        raise DataUnavailable(f"dataset {name} is not on this machine ({where}): `{install}`, or give data_path "
+                              "(a folder of its IDX files)")
+    raise DataUnavailable(f"dataset {name} needs data_path (a folder of its four IDX files)")
+
+
+def dataset_path_problem(name: str, path: str | None) -> str | None:
+    """Why the files of dataset ``name`` cannot be found (``None`` when they can, or none are needed)."""
+    try:
+        locate(name, path)
+    except DataUnavailable as exc:
+        return str(exc)
     return None
 
 
@@ -201,15 +244,10 @@ def _torchvision_cifar10(root: Path) -> Path:
 
 def _raw(name: str, path: str | None, size: int | None, seed: int):
     if name == "cifar10":
-        if path is None:
-            path = _torchvision_cifar10(Path.home() / ".cache" / "implicitbias" / "cifar10")
-        return read_cifar10(path), 10
+        found = locate(name, path)
+        return read_cifar10(found or _torchvision_cifar10(Path.home() / ".cache" / "implicitbias" / "cifar10")), 10
     if name in ("mnist", "fashion_mnist"):
-        folder = path or (FASHION_MNIST_DEBIAN if name == "fashion_mnist" else None)
-        problem = dataset_path_problem(name, None if folder is None else str(folder))
-        if problem:
-            raise params.ParameterError(problem)
-        xtr, ytr, xte, yte = read_mnist(folder)
+        xtr, ytr, xte, yte = read_mnist(locate(name, path))
         return (xtr[:, None], ytr.astype(np.int64), xte[:, None], yte.astype(np.int64)), 10
     rng = np.random.default_rng(seed)
     if name == "digits":

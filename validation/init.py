@@ -23,7 +23,7 @@ import torch
 from implicitbias.theory import params
 from torch import nn
 
-__all__ = ["scale_init_", "kernel_norms", "kernel_norm_total", "kernel_modules"]
+__all__ = ["scale_init_", "frobenius_norm", "kernel_norms", "kernel_norm_total", "kernel_modules"]
 
 _KERNELS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
@@ -61,9 +61,18 @@ def scale_init_(model: nn.Module, sigma_w: float, *, scale_head: bool = True, se
 
 
 @torch.no_grad()
+def frobenius_norm(kernel: torch.Tensor) -> float:
+    """||W||_F = sqrt(sum_ij W_ij^2) of one kernel, always reduced the same way: over a fresh
+    contiguous 1-D copy (the allocator's alignment, whatever the kernel is a view of).  A solo run
+    applies it to its module's weight and an ensemble to each member's slice of the stacked
+    tensor, so both feed the reduction identical memory and get the same bits on any CPU."""
+    return float(torch.linalg.vector_norm(kernel.detach().reshape(-1).clone()))
+
+
+@torch.no_grad()
 def kernel_norms(model: nn.Module) -> dict[str, float]:
     """||W||_F of every conv and linear kernel by module name, plus ``total``."""
-    return kernel_norm_total({name: float(m.weight.norm()) for name, m in kernel_modules(model)})
+    return kernel_norm_total({name: frobenius_norm(m.weight) for name, m in kernel_modules(model)})
 
 
 def kernel_norm_total(norms: dict[str, float]) -> dict[str, float]:

@@ -45,11 +45,11 @@ from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
-from implicitbias.validation.data import DATASETS, ImageData, batches, dataset_path_problem, load_dataset
+from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
-           "divergence", "build"]
+           "divergence", "build", "require_data"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -97,9 +97,8 @@ def canonical_config(config: Mapping) -> dict:
         raise params.ParameterError(f"run config key must be one of {', '.join(DEFAULTS)}; got {unknown[0]!r}")
     c = {**DEFAULTS, **config}
     params.choice("dataset", c["dataset"], DATASETS)
-    problem = dataset_path_problem(c["dataset"], c["data_path"])
-    if problem:
-        raise params.ParameterError(problem)
+    if c["data_path"] is not None and not isinstance(c["data_path"], str):
+        raise params.ParameterError(f"data_path must be a path (a string), got {c['data_path']!r}")
     c["data_seed"] = params.seed("data_seed", c["data_seed"])
     for key in ("data_size", "train_size", "val_size", "test_size"):
         if c[key] is not None:
@@ -134,6 +133,14 @@ def _cached_dataset(name, path, seed, size, train_size, val_size, test_size) -> 
     return load_dataset(
         name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size
     )
+
+
+def require_data(configs) -> None:
+    """Check that the data files of every config are on this machine (nothing is read): a
+    ``DataUnavailable`` that says where they were looked for and how to get them otherwise.  A
+    config is checked here, when its run is about to need the data, never when it is read."""
+    for dataset, path in {(c["dataset"], c["data_path"]) for c in configs}:
+        locate(dataset, path)
 
 
 def dataset_for(config: Mapping) -> ImageData:
@@ -404,5 +411,10 @@ def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callab
     channels_last = bool(options.get("channels_last"))
     with torch_threads(options.get("threads")):
         model = build(c, data, device, dtype, channels_last=channels_last)
-        trainer = Trainer(model, torch.compile(model) if options.get("compile") else None)
+        if options.get("compile"):
+            trainer = Trainer(model, torch.compile(model))
+        else:  # the toy MLP trains on the ensemble's folded kernels, so ensemble members are their solo runs
+            from implicitbias.validation.batched import trainer_for  # batched builds on this module
+
+            trainer = trainer_for([model])
         return train([c], trainer, data, device, on_epoch=hook, channels_last=channels_last)[0]

@@ -15,9 +15,10 @@ A spec (see ``validation/specs/*.toml``)::
     [options]                   # runtime options, not hashed: device, threads, channels_last, batched
 
 The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
-with the block.  :func:`load_spec` expands and validates every run before anything trains
-(unknown key or optimiser, sigma_w <= 0, batch larger than the training split, a dataset path
-that does not exist, a device this machine lacks...: one ``ParameterError``).  Types are strict,
+with the block.  :func:`load_spec` expands and validates every run (unknown key or optimiser,
+sigma_w <= 0, a device this machine lacks...: one ``ParameterError``) without touching data
+files; :func:`check_data` then checks what needs the data (its files are on this machine, a batch
+no larger than the training split, the step cap), before anything trains and on ``--dry-run``.  Types are strict,
 as TOML writes them: a string is not a boolean (``flip = "false"`` is an error, not true), a
 boolean is not a number (``epochs = true`` is an error, not 1), ``base`` and ``options`` are tables,
 ``grid`` a list of tables, ``data_path`` a string.  :func:`run_sweep` hands the runs to
@@ -44,7 +45,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import MAX_STEPS, steps_per_epoch
 from implicitbias.validation import run as run_mod
 
-__all__ = ["Spec", "load_spec", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
+__all__ = ["Spec", "load_spec", "check_data", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
 
 MAX_RUNS = 100_000
 OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
@@ -133,8 +134,8 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
     """Parse, expand and validate a spec (a TOML path, a packaged spec name, or a parsed dict).
 
     Relative ``data_path`` entries are taken relative to ``data_root`` (default: the spec's
-    folder).  Every run is canonicalised and its batch size checked against the training split
-    before this returns, so a bad spec fails before any run starts.
+    folder).  Every run is canonicalised before this returns; no data file is touched (the
+    checks that need the data are :func:`check_data`'s).
     """
     path = None
     if not isinstance(spec, Mapping):
@@ -183,19 +184,28 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
                 runs.append((label, config))
             if len(runs) > MAX_RUNS:
                 raise params.ParameterError(f"spec must expand to at most {MAX_RUNS} runs")
-    for config in {repr(_data_key(c)): c for _, c in runs}.values():
+    return Spec(str(spec.get("name", path.stem if path else "sweep")), str(spec.get("description", "")), runs, options,
+                None if path is None else str(path))
+
+
+def check_data(spec: Spec) -> Spec:
+    """Check what ``spec``'s runs need of their data, before anything trains: the files are on
+    this machine (``DataUnavailable`` says where they were looked for and how to get them),
+    every batch is no larger than its training split and every run within the step cap
+    (``ParameterError``).  Returns ``spec``."""
+    run_mod.require_data(spec.configs)
+    for config in {repr(_data_key(c)): c for c in spec.configs}.values():
         n = len(run_mod.dataset_for(config).y_train)
         if config["batch_size"] > n:
             raise params.ParameterError(
                 f"batch_size must be <= the {n} training images of {config['dataset']}, got {config['batch_size']}"
             )
-    for _, config in runs:
+    for config in spec.configs:
         n = len(run_mod.dataset_for(config).y_train)
         steps = steps_per_epoch(n, config["batch_size"]) * config["epochs"]
         if steps > MAX_STEPS:
             raise params.ParameterError(f"epochs must give at most {MAX_STEPS:g} steps per run, got {steps}")
-    return Spec(str(spec.get("name", path.stem if path else "sweep")), str(spec.get("description", "")), runs, options,
-                None if path is None else str(path))
+    return spec
 
 
 def _data_key(c: Mapping) -> tuple:

@@ -109,12 +109,14 @@ class Evidence:
     """What a claim measured on one data set: the check run (text) and the numbers (JSON-able).
 
     ``label`` names the data set when a claim is judged on several (e.g. the toy MLP and a
-    ResNet tier); it is empty otherwise.
+    ResNet tier); it is empty otherwise.  ``missing`` says why nothing could be measured (the
+    data files are not on this machine, and how to get them): such evidence is ``not run``.
     """
 
     check: str
     data: dict
     label: str = ""
+    missing: str | None = None
 
 
 @dataclass
@@ -202,11 +204,22 @@ class Result:
 
 
 def evaluate(claim: Claim, ctx: Context) -> list[Result]:
-    """Measure ``claim`` in ``ctx`` and judge every piece of evidence it returns."""
-    measured = claim.measure(ctx, claim.config(ctx.tier))
+    """Measure ``claim`` in ``ctx`` and judge every piece of evidence it returns.
+
+    Evidence whose data are not on this machine (``Evidence.missing``, or a ``DataUnavailable``
+    raised while measuring) is ``not run`` with the reason and how to get the data."""
+    from implicitbias.validation.data import DataUnavailable
+
+    try:
+        measured = claim.measure(ctx, claim.config(ctx.tier))
+    except DataUnavailable as exc:
+        measured = Evidence("needs data files", {}, missing=str(exc))
     evidence = [measured] if isinstance(measured, Evidence) else list(measured)
     results = []
     for ev in evidence:
+        if ev.missing is not None:
+            results.append(Result(claim, ev, not_run(ev.missing)))
+            continue
         verdict = claim.judge(ev)
         results.append(Result(claim, ev, verdict, claim.render(ctx, ev, verdict)))
     return results

@@ -115,7 +115,7 @@ class C7(fg.GroupClaim):
                                        CollapsePlan(((fg.FASHION_MNIST, None),), "fashion_mnist")))}
 
     def measure(self, ctx, config: CollapseConfig) -> list[Evidence]:
-        return [e for plan in config.plans for e in self.evidences(collapse_groups(ctx, plan), plan.label)]
+        return [e for plan in config.plans for e in self.evidences_of(lambda: collapse_groups(ctx, plan), plan.label)]
 
     def evidences(self, groups, label: str = "") -> list[Evidence]:
         """One Evidence per optimiser family among ``groups`` (shallow ones); one empty Evidence if none."""

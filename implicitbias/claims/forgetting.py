@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict
 from implicitbias.validation.analysis import Group, family, group_runs
 from implicitbias.validation.batched import GROUP_KIND, execute_group
+from implicitbias.validation.data import DataUnavailable
 from implicitbias.validation.groups import setting
 from implicitbias.validation import run as run_mod
 
@@ -144,7 +145,17 @@ class GroupClaim(Claim):
         return [self.evidence(groups, label)]
 
     def measure(self, ctx, config: Plan) -> list[Evidence]:
-        return [e for t, blocks in config.resolved() for e in self.evidences(measure_groups(ctx, t, blocks), t.name)]
+        return [e for t, blocks in config.resolved()
+                for e in self.evidences_of(lambda: measure_groups(ctx, t, blocks), t.name)]
+
+    def evidences_of(self, measure: Callable[[], list[Group]], label: str) -> list[Evidence]:
+        """``evidences`` of the groups ``measure()`` trains or reads; one ``not run`` Evidence
+        (``missing``) when their data files are not on this machine, so other tiers still run."""
+        try:
+            groups = measure()
+        except DataUnavailable as exc:
+            return [Evidence(f"{label}: needs its data files", {}, label, missing=str(exc))]
+        return self.evidences(groups, label)
 
 
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
@@ -153,7 +164,9 @@ def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
     With ``tier.ensembles`` each block is one ensemble (kind ``validation.ensemble``), costly
     blocks submitted first so a pool of workers finishes together; otherwise every run is its
     own cell (kind ``validation.run``, the records ``implicitbias sweep`` writes too).
+    ``DataUnavailable`` before anything runs when the blocks' data files are not on this machine.
     """
+    run_mod.require_data(c for b in blocks for c in tier.configs(b))
     if not tier.ensembles:
         configs = [c for b in blocks for c in tier.configs(b)]
         records = ctx.map(run_mod.KIND, functools.partial(run_mod.execute, options=dict(tier.options)), configs,

@@ -49,4 +49,5 @@ def run(args) -> int:
             args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress
         )
     print(built.path)
+    built.raise_errors()
     return 0

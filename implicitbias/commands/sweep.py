@@ -36,9 +36,9 @@ def run(args) -> int:
     from implicitbias.executors import check_executor, open_executor
     from implicitbias.store import Store
     from implicitbias.validation.run import resolve_device
-    from implicitbias.validation.sweep import load_spec, run_sweep, sweep_status
+    from implicitbias.validation.sweep import check_data, load_spec, run_sweep, sweep_status
 
-    spec = load_spec(args.spec)
+    spec = check_data(load_spec(args.spec))
     if args.threads is not None:
         spec.options["threads"] = params.integer("threads", args.threads, minimum=1, maximum=1024)
     if args.device is not None:

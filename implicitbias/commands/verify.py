@@ -34,6 +34,7 @@ def run(args) -> int:
             built = report.build_report(out or tmp, store, verify_only=True, progress=not args.no_progress)
     rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
     print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
+    built.raise_errors()
     failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
     if failed:
         print(f"FAILED: {', '.join(failed)}")

@@ -11,6 +11,11 @@ Sections are layout only: modules of ``implicitbias.report.sections``, each defi
 and the claims of a section are the claims of ``implicitbias.claims`` whose ``section`` is its
 NAME, each shown with its verdict, reason and details.  The writer puts every claim into one
 table at the top.
+
+One bad section does not cost the others: a claim or exhibit whose computation raises gets an
+``error`` row (or paragraph) with the one-line cause, every other section is still built and the
+report is written; ``Report.errors`` names the failures (the CLI then exits 2 naming them), and
+what was computed before the failure stays in the store.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import re
 import platform
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
@@ -56,10 +61,18 @@ class Row:
 
 @dataclass
 class Report:
-    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it) and every row."""
+    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it), every row, and
+    the one-line cause of each claim or exhibit that failed to compute (empty when none did)."""
 
     path: Path
     claims: list[Row]
+    errors: list[str] = field(default_factory=list)
+
+    def raise_errors(self) -> None:
+        """A ``ClaimError`` naming every failure, after the report was written; nothing if none."""
+        if self.errors:
+            more = f" (and {len(self.errors) - 1} more, see the report)" if len(self.errors) > 1 else ""
+            raise ClaimError(f"{self.errors[0]}{more}; the report with every other section is in {self.path}")
 
 
 def available_sections() -> dict[str, ModuleType]:
@@ -88,18 +101,28 @@ def _naming(what: str):
         raise ClaimError(f"{what} failed to compute: {type(cause).__name__}: {' '.join(str(cause).split())[:300]}") from exc
 
 
-def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row]]:
-    parts, rows = [], []
+def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row], list[str]]:
+    parts, rows, errors = [], [], []
     if hasattr(mod, "exhibit") and not verify_only:
-        with _naming(f"section {mod.NAME}"):
-            parts.append(mod.exhibit(ctx))
+        try:
+            with _naming(f"section {mod.NAME}"):
+                parts.append(mod.exhibit(ctx))
+        except ClaimError as exc:
+            errors.append(str(exc))
+            parts.append(f"**error**: {exc}\n")
     for claim in claims:
-        with _naming(f"claim {claim.id}"):
-            results = evaluate(claim, ctx)
+        try:
+            with _naming(f"claim {claim.id}"):
+                results = evaluate(claim, ctx)
+        except ClaimError as exc:
+            errors.append(str(exc))
+            parts.append(f"#### {claim.id}: {claim.statement}\n\n**error**: {exc}\n")
+            rows.append(Row(claim.id, claim.statement, "-", "-", "error", str(exc)))
+            continue
         for result in results:
             parts.append(_claim_markdown(result))
             rows.append(Row(*result.row()))
-    return "\n".join(parts), rows
+    return "\n".join(parts), rows, errors
 
 
 def build_report(
@@ -130,12 +153,14 @@ def build_report(
     ctx.out.mkdir(parents=True, exist_ok=True)
 
     built: list[tuple[str, str, list[Row], float]] = []
+    errors: list[str] = []
     for mod, own in chosen:
         if progress:
             print(f"[report] {mod.TITLE} ...", flush=True)
         t0 = time.perf_counter()
-        markdown, rows = _build_section(mod, ctx, own, verify_only)
+        markdown, rows, failed = _build_section(mod, ctx, own, verify_only)
         built.append((mod.TITLE, markdown, rows, time.perf_counter() - t0))
+        errors += failed
 
     rows = [r for *_, section_rows, _ in built for r in section_rows]
     lines = [
@@ -164,7 +189,7 @@ def build_report(
     report = ctx.out / "report.md"
     report.write_text("\n".join(lines))
     write_html(report)
-    return Report(report, rows)
+    return Report(report, rows, errors)
 
 
 _STYLE = """
