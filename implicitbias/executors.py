@@ -11,7 +11,9 @@ included.  Each worker asks the Linux kernel for SIGKILL when its parent dies
 closes the race of a client killed before the call.  Chosen over a watchdog thread polling the
 parent pid because the kernel delivers it at once and whatever the worker is doing, even inside a
 long C call that holds the GIL (a solver, a BLAS call), where a Python thread would not run;
-where prctl does not exist (macOS) the watchdog thread is the fallback.  The multiprocessing
+where prctl does not exist (macOS) the watchdog thread is the fallback.  Interrupted (SIGINT,
+SIGTERM, or any error), the pool's queued calls are cancelled and its workers killed at once
+rather than waited for.  The multiprocessing
 resource tracker then sees its pipe close and exits by itself.  Dask's LocalCluster workers
 already end with their nanny, which lives in the client process (tests/test_orphans.py checks
 both).  A Dask scheduler given by address is reached with a short connect timeout, so a bad or
@@ -90,13 +92,18 @@ def open_executor(
             queue = ctx.Queue()
             for i in range(workers or gpus):
                 queue.put(i % gpus)
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=workers or gpus or os.cpu_count(),
             mp_context=ctx,
             initializer=_start_worker,
             initargs=(os.getpid(), queue),
-        ) as pool:
+        )
+        try:
             yield pool
+        except BaseException:
+            _stop_now(pool)
+            raise
+        pool.shutdown(wait=True)
     elif kind == "slurm":
         try:
             from dask_jobqueue import SLURMCluster
@@ -153,10 +160,29 @@ def _dask_client(address: str):
         yield client
 
 
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """End a process pool at once: cancel its queued calls and SIGKILL its workers, whose calls are
+    then unfinished (``Store.map`` has released them to a rerun), instead of waiting for them.
+
+    Reads the pool's private ``_processes``: the standard library ends running workers only from
+    Python 3.14 (``terminate_workers``)."""
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+    for process in processes:
+        process.join(timeout=10)
+    pool.shutdown(wait=True)
+
+
 def _start_worker(client_pid: int, gpu_queue) -> None:
-    """Process-pool initializer: end with the client (see the module docstring) and, where GPUs
-    exist, see only the GPU taken from ``gpu_queue``."""
+    """Process-pool initializer: end with the client (see the module docstring), leave SIGINT and
+    SIGTERM to the client (a Ctrl-C reaches the whole process group; the client decides what
+    finishes, and ends its workers), and, where GPUs exist, see only the GPU taken from ``gpu_queue``."""
     _die_with(client_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if gpu_queue is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
 

@@ -55,7 +55,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor, as_completed, wait
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ import numpy as np
 from implicitbias.fingerprint import code_fingerprint
 from implicitbias.theory.params import ParameterError
 
-__all__ = ["Store", "StoreError", "CellError", "config_key", "default_store_path", "canonical_json"]
+__all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -94,6 +94,7 @@ APPLICATION_ID = 0x49424931  # "IBI1": PRAGMA application_id of every store of t
 SCHEMA_VERSION = 1  # PRAGMA user_version: the layout of _SCHEMA
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")  # a write-ahead log's header, either byte order
+_DRAIN_S = 0.5  # on an interrupt, how long results already on their way from workers are awaited
 _CLOSED: set[str] = set()  # owner tags of the stores this process closed: their leases are over
 _UNTOUCHED = "it was left untouched; pass --store a new path (or restore the file from a copy)"
 
@@ -105,6 +106,15 @@ class StoreError(ParameterError):
 
 class CellError(RuntimeError):
     """A cell of ``Store.map`` raised; it is recorded as ``failed`` with the message."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """``Store.map`` stopped by an interrupt (SIGINT, or SIGTERM turned into one by the command
+    line): how many of its cells are in the store and how many are left to a rerun."""
+
+    def __init__(self, kind: str, stored: int, left: int):
+        super().__init__(f"{kind}: {stored} stored, {left} left to a rerun")
+        self.kind, self.stored, self.left = kind, stored, left
 
 
 def _jsonable(obj):
@@ -500,7 +510,10 @@ class Store:
         lost or repeated.  Configs leased by another live process are waited for and read when
         done (or taken over when the lease dies).  A config whose ``fn`` raises is stored as
         ``failed`` with the message and the error is raised (a ``CellError`` naming the cell,
-        unless it is a ``ParameterError``).
+        unless it is a ``ParameterError``).  An interrupt (``KeyboardInterrupt``) stops handing out
+        cells at once: queued cells are cancelled, results that have finished (or arrive within
+        ``_DRAIN_S``) are stored, the unfinished cells are released (a rerun resumes them), and
+        ``Interrupted`` says how many are stored and how many are left.
         """
         from tqdm.auto import tqdm
 
@@ -550,6 +563,14 @@ class Store:
                             finish(pending.pop(fut), fut.result)
                 for fut in as_completed(list(pending)):
                     finish(pending.pop(fut), fut.result)
+            except KeyboardInterrupt:
+                # stop handing out cells, and store those that finished (or whose results are on their way)
+                for fut in pending:
+                    fut.cancel()
+                for fut in wait(list(pending), timeout=_DRAIN_S).done:
+                    if not fut.cancelled() and fut.exception() is None:
+                        finish(pending.pop(fut), fut.result)
+                raise
             finally:
                 for fut in pending:
                     fut.cancel()
@@ -561,6 +582,9 @@ class Store:
                 while waiting:  # cells another process computes: read them when done, take them over if it dies
                     time.sleep(min(1.0, self.lease_seconds / 10))
                     waiting = run(waiting)
+        except KeyboardInterrupt as exc:
+            left = sum(r is None for r in results)
+            raise Interrupted(kind, len(configs) - left, left) from exc
         finally:
             bar.close()
             if todo:
