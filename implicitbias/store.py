@@ -141,8 +141,12 @@ def config_key(kind: str, config: Mapping) -> str:
 
 
 def default_store_path() -> Path:
-    """``$IMPLICITBIAS_STORE``, else ``$XDG_CACHE_HOME/implicitbias/store.sqlite`` (~/.cache)."""
-    if os.environ.get("IMPLICITBIAS_STORE"):
+    """``$IMPLICITBIAS_STORE`` (set but empty: a StoreError), else
+    ``$XDG_CACHE_HOME/implicitbias/store.sqlite`` (~/.cache)."""
+    if "IMPLICITBIAS_STORE" in os.environ:
+        if not os.environ["IMPLICITBIAS_STORE"].strip():
+            raise StoreError("IMPLICITBIAS_STORE is set but empty; set it to the path of an SQLite file, or unset it "
+                             "for the default store")
         return Path(os.environ["IMPLICITBIAS_STORE"]).expanduser()
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "implicitbias" / "store.sqlite"

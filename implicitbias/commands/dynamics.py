@@ -56,7 +56,7 @@ def run(args) -> int:
     from implicitbias.store import Store
 
     depths = parse_list("L", args.L, int)
-    out = output_folder("out", args.out)
+    out = output_folder("out", args.out, files=(f"dynamics_{args.what}.png",))
     params.real("margin", args.margin, minimum=0, open_minimum=True, maximum=MAX_MARGIN)
     # both integrations start at t = 0 and the trajectory grid at T_START; shorter spans are refused
     # (LSODA stalls on spans near the underflow limit, e.g. 1e-320)

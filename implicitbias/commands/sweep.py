@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from importlib import resources
 
+from implicitbias.commands import check_free_space
 from implicitbias.executors import EXECUTORS
 from implicitbias.theory import params
+
 
 def _packaged() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in resources.files("implicitbias.validation").joinpath("specs").iterdir()
@@ -51,11 +53,12 @@ def run(args) -> int:
     with Store(args.store) as store:
         status = sweep_status(spec, store)
         todo = status["missing"] + status["partial"]
+        if todo:  # the run's own checks of the store, --dry-run included
+            store.require_writable(f"running {todo} runs")
+            check_free_space("store", store.path)
         if args.dry_run and args.address is not None:
             with open_executor("dask", address=args.address):
                 pass  # the scheduler answers
-        elif todo and not args.dry_run:
-            store.require_writable(f"running {todo} runs")
         print(
             f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
             f"{status['partial']} interrupted (rerun), {status['missing']} to run"
