@@ -27,6 +27,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -63,6 +64,8 @@ def check_executor(kind: str, workers: int | None = None, address: str | None = 
     params.choice("executor", kind, EXECUTORS)
     if address is not None and kind != "dask":
         raise params.ParameterError(f"address names a Dask scheduler: it needs executor dask, got executor {kind}")
+    if kind == "slurm":
+        _check_slurm()
     return None if workers is None else params.integer("workers", workers, minimum=1, maximum=4096)
 
 
@@ -105,15 +108,12 @@ def open_executor(
             raise
         pool.shutdown(wait=True)
     elif kind == "slurm":
-        try:
-            from dask_jobqueue import SLURMCluster
-        except ImportError:
-            raise params.ParameterError("executor slurm needs dask-jobqueue: pip install 'implicitbias[slurm]'") from None
-        from distributed import Client
+        with _slurm_cluster() as cluster:
+            from distributed import Client
 
-        with SLURMCluster() as cluster, Client(cluster) as client:
-            cluster.scale(jobs=workers or 1)
-            yield client.get_executor()
+            with Client(cluster) as client:
+                cluster.scale(jobs=workers or 1)
+                yield client.get_executor()
     else:
         from distributed import Client, LocalCluster
 
@@ -134,6 +134,42 @@ def open_executor(
                 Client(cluster) as client,
             ):
                 yield client.get_executor()
+
+
+_SLURM_CONFIG = ("set jobqueue.slurm cores and memory (and queue, walltime...) in ~/.config/dask/jobqueue.yaml or as "
+                 "DASK_JOBQUEUE__SLURM__CORES=... variables (README: the Slurm executor)")
+
+
+def _check_slurm() -> None:
+    """What ``executor slurm`` needs before anything starts: dask-jobqueue, Slurm's ``sbatch``, and
+    the cores and memory of a job in the dask config; one ParameterError otherwise."""
+    try:
+        import dask
+        import dask_jobqueue  # noqa: F401
+    except ImportError:
+        raise params.ParameterError("executor slurm needs dask-jobqueue: pip install 'implicitbias[slurm]'") from None
+    if shutil.which("sbatch") is None:
+        raise params.ParameterError("executor slurm needs Slurm's sbatch on PATH: run the sweep on a node that submits "
+                                    "jobs (a login node), or use executor process or dask")
+    missing = [k for k in ("cores", "memory") if dask.config.get(f"jobqueue.slurm.{k}", None) is None]
+    if missing:
+        raise params.ParameterError(f"executor slurm needs the {' and '.join(missing)} of a job: {_SLURM_CONFIG}")
+
+
+@contextlib.contextmanager
+def _slurm_cluster():
+    """A ``dask_jobqueue.SLURMCluster`` configured by the dask config (``jobqueue.slurm``), closed
+    afterwards (its jobs cancelled); a config that dask-jobqueue refuses is one ParameterError."""
+    from dask_jobqueue import SLURMCluster
+
+    try:
+        cluster = SLURMCluster()
+    except ValueError as exc:
+        raise params.ParameterError(
+            f"executor slurm: dask-jobqueue refuses its config ({' '.join(str(exc).split())[:200]}); {_SLURM_CONFIG}"
+        ) from None
+    with cluster:
+        yield cluster
 
 
 def _gpu_count() -> int:
