@@ -12,7 +12,9 @@ store file that cannot be used, ``StoreError``), files and folders the system re
 (``OSError``), a store that goes bad during a run (``sqlite3.DatabaseError``), a cell or claim
 whose computation raised (named in the line; the store records it as failed).  Anything else is
 a bug and is also one line, marked "internal error", with exit status 2; set
-``IMPLICITBIAS_TRACEBACK=1`` to see its traceback (0 or empty: off).  ``verify`` exits 1 when a claim disagrees.
+``IMPLICITBIAS_TRACEBACK=1`` to see its traceback (0 or empty: off).  ``verify`` exits 1 when a
+claim disagrees.  SIGTERM interrupts a command as SIGINT does; either is one line saying what was
+kept (``Store.map``'s counts), exit status 130 or 143.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: {interrupted_line(exc)}", file=sys.stderr)
         return 128 + _signal_of(exc)
     except Exception as exc:
-        if os.environ.get("IMPLICITBIAS_TRACEBACK", "0").strip() not in ("", "0") and not isinstance(exc, ParameterError):
+        traceback = os.environ.get("IMPLICITBIAS_TRACEBACK", "").strip() not in ("", "0")
+        if traceback and not isinstance(exc, ParameterError):
             raise
         print(f"{where}: {error_line(exc)}", file=sys.stderr)
         return 2

@@ -63,7 +63,8 @@ import numpy as np
 from implicitbias.fingerprint import code_fingerprint
 from implicitbias.theory.params import ParameterError
 
-__all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json"]
+__all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json",
+           "check_creatable"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -152,6 +153,16 @@ def default_store_path() -> Path:
     return cache / "implicitbias" / "store.sqlite"
 
 
+def check_creatable(path: Path) -> None:
+    """StoreError unless a store could be created at ``path`` (which does not exist): its nearest
+    existing ancestor is a folder this process can write in.  Creates nothing."""
+    parent = next((q for q in path.parents if q.exists()), Path("."))
+    if not parent.is_dir():
+        raise StoreError(f"store {path} cannot be created: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StoreError(f"store {path} cannot be created: folder {parent} is read-only; pass --store a writable path")
+
+
 class Store:
     """An SQLite results store.  ``Store()`` opens the embedded default location.
 
@@ -206,15 +217,11 @@ class Store:
         if p.is_dir():
             raise StoreError(f"store {p} is a folder; --store must name an SQLite file (created if missing)")
         if not p.exists():
-            parent = next((q for q in p.parents if q.exists()), None)
-            if parent is not None and not parent.is_dir():
-                raise StoreError(f"store {p} cannot be created: {parent} is a file, not a folder")
+            check_creatable(p)
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"store {p} cannot be created ({exc.strerror}); pass --store a writable path") from None
-            if not os.access(p.parent, os.W_OK):
-                raise StoreError(f"store {p} cannot be created: folder {p.parent} is read-only; pass --store a writable path")
             return False
         if not p.is_file():
             raise StoreError(f"store {p} is not a regular file; --store must name an SQLite file")

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from implicitbias.cli import main
+from implicitbias.store import Store
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation.sweep import load_spec
 from test_store_files import read_only
@@ -76,12 +77,24 @@ def test_a_dry_run_refuses_a_read_only_store(tmp_path, capsys):
     spec.write_text("[base]\n" + "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in BASE.items()))
     store = tmp_path / "ro" / "s.sqlite"
     store.parent.mkdir()
-    assert main(["--store", str(store), "sweep", str(spec), "--dry-run"]) == 0
-    capsys.readouterr()
+    Store(store).close()
     with read_only(store, store.parent):
         assert main(["--store", str(store), "sweep", str(spec), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "read-only" in err, err
+
+
+def test_a_dry_run_creates_no_store_and_refuses_one_it_could_not_create(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text("[base]\n" + "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in BASE.items()))
+    store = tmp_path / "new" / "s.sqlite"
+    assert main(["--store", str(store), "sweep", str(spec), "--dry-run"]) == 0
+    assert "1 runs; 0 done, 0 interrupted (rerun), 1 to run (dry run" in capsys.readouterr().out
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "ro").mkdir()
+    with read_only(tmp_path / "ro"):
+        assert main(["--store", str(tmp_path / "ro" / "s.sqlite"), "sweep", str(spec), "--dry-run"]) == 2
+    assert "cannot be created: folder" in capsys.readouterr().err
 
 
 def test_a_dry_run_refuses_a_store_on_a_full_filesystem(small_fs, tmp_path, capsys):  # noqa: F811
