@@ -37,7 +37,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 from implicitbias.theory import params
 
-__all__ = ["InlineExecutor", "open_executor", "check_executor", "EXECUTORS"]
+__all__ = ["InlineExecutor", "open_executor", "check_executor", "dask_setup", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask", "slurm")
 CONNECT_TIMEOUT_S = 5  # to a Dask scheduler given by address
@@ -130,6 +130,7 @@ def open_executor(
                     # a failed cell reaches the client as its exception (one line there); the
                     # workers' own warnings about it would print after that line
                     silence_logs=logging.ERROR,
+                    preload=[__name__],  # dask_setup: the workers leave Ctrl-C to the client
                 ) as cluster,
                 Client(cluster) as client,
             ):
@@ -221,6 +222,13 @@ def _start_worker(client_pid: int, gpu_queue) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if gpu_queue is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
+
+
+def dask_setup(worker) -> None:
+    """Dask preload hook, run in each LocalCluster worker process as it starts: leave SIGINT to the
+    client, as the process pool's workers do (a Ctrl-C reaches the whole process group; a worker
+    would print a traceback and stop mid-cell, the client then closes the cluster)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _die_with(parent_pid: int) -> None:

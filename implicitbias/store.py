@@ -55,7 +55,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +175,7 @@ class Store:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.lease_seconds = float(lease_seconds)
         self.owner = _owner_tag()
+        self._digest = "digest"  # the records column of digests ("NULL" in a read-only store from before them)
         torn = self._check_file()
         self.readonly = self._must_read_only()
         self._db = self._connect()
@@ -315,9 +316,11 @@ class Store:
                 raise StoreError(f"store {self.path} is empty and read-only; pass --store a writable path")
             return "new"
         if app == 0 and version == 0 and width in _UNMARKED_WIDTHS:
-            if self.readonly:
+            if self.readonly and width < _UNMARKED_WIDTHS[-1]:
                 raise StoreError(f"store {self.path} is of an older layout and read-only; open it once writable to "
                                  "upgrade it")
+            if self.readonly:  # served as it is: its records have no digests yet (checked as JSON objects)
+                self._digest = "NULL"
             return "unmarked"
         raise StoreError(
             f"store {self.path} is an SQLite database of another program (application_id {app}, user_version "
@@ -380,7 +383,7 @@ class Store:
         (done by code with another fingerprint) or ``damaged`` (its record fails its digest: it is
         recomputed like a missing one)."""
         row = self._db.execute(
-            "SELECT status, code, key, config, record, digest FROM records WHERE key=?", (config_key(kind, config),)
+            f"SELECT status, code, key, config, record, {self._digest} FROM records WHERE key=?", (config_key(kind, config),)
         ).fetchone()
         if row is None:
             return "missing"
@@ -391,7 +394,7 @@ class Store:
     def get(self, kind: str, config: Mapping, *, code: str) -> dict | None:
         """The completed record of ``(kind, config)`` computed by code ``code``, or ``None``."""
         row = self._db.execute(
-            "SELECT key, config, record, digest FROM records WHERE key=? AND status='done' AND code=?",
+            f"SELECT key, config, record, {self._digest} FROM records WHERE key=? AND status='done' AND code=?",
             (config_key(kind, config), code),
         ).fetchone()
         return None if row is None else _intact(kind, *row)
@@ -465,7 +468,7 @@ class Store:
         """All ``(config, record)`` pairs of a kind made by code ``code`` with the given status, oldest
         first; a damaged row (config or record not what was written) is a one-line StoreError."""
         rows = self._db.execute(
-            "SELECT key, config, record, digest FROM records WHERE kind=? AND status=? AND code=? ORDER BY rowid",
+            f"SELECT key, config, record, {self._digest} FROM records WHERE kind=? AND status=? AND code=? ORDER BY rowid",
             (kind, status, code),
         ).fetchall()
         pairs = [(_json_object(row[1]), _intact(kind, *row)) for row in rows]
@@ -524,7 +527,9 @@ class Store:
         unless it is a ``ParameterError``).  An interrupt (``KeyboardInterrupt``) stops handing out
         cells at once: queued cells are cancelled, results that have finished (or arrive within
         ``_DRAIN_S``) are stored, the unfinished cells are released (a rerun resumes them), and
-        ``Interrupted`` says how many are stored and how many are left.
+        ``Interrupted`` says how many are stored and how many are left.  A process pool is handed
+        one cell per worker at a time (what it is handed it runs, cancelled or not), Dask executors
+        every cell at once (Dask cancels what has not started).
         """
         from tqdm.auto import tqdm
 
@@ -554,6 +559,10 @@ class Store:
             self.put(kind, configs[i], results[i], code=code)
             bar.update()
 
+        # a process pool starts whatever it is handed as soon as a worker frees, beyond the reach of
+        # cancel (its call queue): it is handed one cell per worker, so that an interrupt stops at once
+        slots = executor._max_workers if isinstance(executor, ProcessPoolExecutor) else None
+
         def run(indices: list[int]) -> list[int]:
             """Compute the given cells this process can lease; return those others hold."""
             held, pending = [], {}
@@ -569,9 +578,12 @@ class Store:
                         finish(i, lambda: fn(configs[i]))
                     else:
                         pending[executor.submit(fn, configs[i])] = i
-                        # store whatever has finished already (all of it for an in-process executor)
-                        for fut in [f for f in pending if f.done()]:
-                            finish(pending.pop(fut), fut.result)
+                        while True:  # store what has finished; a process pool gets a cell only for a free worker
+                            for fut in [f for f in pending if f.done()]:
+                                finish(pending.pop(fut), fut.result)
+                            if slots is None or len(pending) < slots:
+                                break
+                            wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in as_completed(list(pending)):
                     finish(pending.pop(fut), fut.result)
             except KeyboardInterrupt:

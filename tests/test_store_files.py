@@ -286,3 +286,13 @@ def test_a_damaged_record_is_recomputed_and_never_served(tmp_path, damage):
         assert [r["value"] for r in s.map("sq", fn, configs, progress=False, code=code)] == [0, 1, 4]
         assert len(s.records("sq", code=code)) == 3  # the recomputed row replaced the damaged one
     assert calls == [1]
+
+
+def test_a_read_only_store_from_before_schema_markers_is_served_untouched(tmp_path):
+    path = tmp_path / "old.sqlite"
+    _unmarked(path, 10)
+    before = _digest(path)
+    with read_only(path, tmp_path), Store(path) as s:
+        assert s.readonly and s.get("cell", {"x": 1}, code=CODE) == {"v": 1}
+        assert s.records("cell", code=CODE) == [({"x": 1}, {"v": 1})]
+    assert _digest(path) == before
