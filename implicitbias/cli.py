@@ -12,17 +12,22 @@ store file that cannot be used, ``StoreError``), files and folders the system re
 (``OSError``), a store that goes bad during a run (``sqlite3.DatabaseError``), a cell or claim
 whose computation raised (named in the line; the store records it as failed).  Anything else is
 a bug and is also one line, marked "internal error", with exit status 2; set
-``IMPLICITBIAS_TRACEBACK=1`` to see its traceback.  ``verify`` exits 1 when a claim disagrees.
+``IMPLICITBIAS_TRACEBACK=1`` to see its traceback (0 or empty: off).  ``verify`` exits 1 when a
+claim disagrees.  SIGTERM interrupts a command as SIGINT does; either is one line saying what was
+kept (``Store.map``'s counts), exit status 130 or 143.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
+import signal
 import sqlite3
 import sys
+import threading
 
 from implicitbias import __version__, commands
 from implicitbias.theory.params import ParameterError
@@ -78,18 +83,75 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     where = f"implicitbias {args.command}"
     try:
-        if args.store is not None and not args.store.strip():
-            raise ParameterError("store must be the path of an SQLite file (created if missing), got ''")
-        status = args.func(args)
-    except KeyboardInterrupt:
-        print("implicitbias: interrupted; completed work is in the store, rerun to resume", file=sys.stderr)
-        return 130
+        with _signals_interrupt():
+            if args.store is not None and not args.store.strip():
+                raise ParameterError("store must be the path of an SQLite file (created if missing), got ''")
+            status = args.func(args)
+    except KeyboardInterrupt as exc:
+        print(f"{where}: {interrupted_line(exc)}", file=sys.stderr)
+        return 128 + _signal_of(exc)
     except Exception as exc:
-        if os.environ.get("IMPLICITBIAS_TRACEBACK") and not isinstance(exc, ParameterError):
+        traceback = os.environ.get("IMPLICITBIAS_TRACEBACK", "").strip() not in ("", "0")
+        if traceback and not isinstance(exc, ParameterError):
             raise
         print(f"{where}: {error_line(exc)}", file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like SIGINT's KeyboardInterrupt, so both end a run the same way."""
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """While a command runs, SIGTERM interrupts it as SIGINT does (``KeyboardInterrupt``), so that a
+    sweep stopped by an operator or a batch system stores what finished and says so; SIGINT and
+    SIGTERM arriving while it winds down are ignored (the first one decides)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Terminated()
+
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt()
+
+    old = {s: signal.signal(s, h) for s, h in ((signal.SIGTERM, terminate), (signal.SIGINT, interrupt))}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out = [exc]
+    while out[-1].__cause__ or out[-1].__context__:
+        out.append(out[-1].__cause__ or out[-1].__context__)
+    return out
+
+
+def _signal_of(exc: KeyboardInterrupt) -> int:
+    """SIGTERM when a ``_Terminated`` started the interrupt, else SIGINT."""
+    return signal.SIGTERM if any(isinstance(e, _Terminated) for e in _chain(exc)) else signal.SIGINT
+
+
+def interrupted_line(exc: KeyboardInterrupt) -> str:
+    """The one line that says what an interrupted command kept."""
+    from implicitbias.store import Interrupted
+
+    name = signal.Signals(_signal_of(exc)).name
+    found = next((e for e in _chain(exc) if isinstance(e, Interrupted)), None)
+    if found is not None:
+        return (f"interrupted by {name}: {found.stored} of {found.stored + found.left} {found.kind} records are in "
+                f"the store; the {found.left} unfinished are resumed by a rerun")
+    return f"interrupted by {name}; completed work is in the store, rerun to resume"
 
 
 def error_line(exc: BaseException) -> str:

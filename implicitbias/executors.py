@@ -11,7 +11,9 @@ included.  Each worker asks the Linux kernel for SIGKILL when its parent dies
 closes the race of a client killed before the call.  Chosen over a watchdog thread polling the
 parent pid because the kernel delivers it at once and whatever the worker is doing, even inside a
 long C call that holds the GIL (a solver, a BLAS call), where a Python thread would not run;
-where prctl does not exist (macOS) the watchdog thread is the fallback.  The multiprocessing
+where prctl does not exist (macOS) the watchdog thread is the fallback.  Interrupted (SIGINT,
+SIGTERM, or any error), the pool's queued calls are cancelled and its workers killed at once
+rather than waited for.  The multiprocessing
 resource tracker then sees its pipe close and exits by itself.  Dask's LocalCluster workers
 already end with their nanny, which lives in the client process (tests/test_orphans.py checks
 both).  A Dask scheduler given by address is reached with a short connect timeout, so a bad or
@@ -25,6 +27,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -34,7 +37,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 from implicitbias.theory import params
 
-__all__ = ["InlineExecutor", "open_executor", "check_executor", "EXECUTORS"]
+__all__ = ["InlineExecutor", "open_executor", "check_executor", "dask_setup", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask", "slurm")
 CONNECT_TIMEOUT_S = 5  # to a Dask scheduler given by address
@@ -61,6 +64,8 @@ def check_executor(kind: str, workers: int | None = None, address: str | None = 
     params.choice("executor", kind, EXECUTORS)
     if address is not None and kind != "dask":
         raise params.ParameterError(f"address names a Dask scheduler: it needs executor dask, got executor {kind}")
+    if kind == "slurm":
+        _check_slurm()
     return None if workers is None else params.integer("workers", workers, minimum=1, maximum=4096)
 
 
@@ -90,23 +95,25 @@ def open_executor(
             queue = ctx.Queue()
             for i in range(workers or gpus):
                 queue.put(i % gpus)
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             max_workers=workers or gpus or os.cpu_count(),
             mp_context=ctx,
             initializer=_start_worker,
             initargs=(os.getpid(), queue),
-        ) as pool:
-            yield pool
-    elif kind == "slurm":
+        )
         try:
-            from dask_jobqueue import SLURMCluster
-        except ImportError:
-            raise params.ParameterError("executor slurm needs dask-jobqueue: pip install 'implicitbias[slurm]'") from None
-        from distributed import Client
+            yield pool
+        except BaseException:
+            _stop_now(pool)
+            raise
+        pool.shutdown(wait=True)
+    elif kind == "slurm":
+        with _slurm_cluster() as cluster:
+            from distributed import Client
 
-        with SLURMCluster() as cluster, Client(cluster) as client:
-            cluster.scale(jobs=workers or 1)
-            yield client.get_executor()
+            with Client(cluster) as client:
+                cluster.scale(jobs=workers or 1)
+                yield client.get_executor()
     else:
         from distributed import Client, LocalCluster
 
@@ -123,10 +130,47 @@ def open_executor(
                     # a failed cell reaches the client as its exception (one line there); the
                     # workers' own warnings about it would print after that line
                     silence_logs=logging.ERROR,
+                    preload=[__name__],  # dask_setup: the workers leave Ctrl-C to the client
                 ) as cluster,
                 Client(cluster) as client,
             ):
                 yield client.get_executor()
+
+
+_SLURM_CONFIG = ("set jobqueue.slurm cores and memory (and queue, walltime...) in ~/.config/dask/jobqueue.yaml or as "
+                 "DASK_JOBQUEUE__SLURM__CORES=... variables (README: the Slurm executor)")
+
+
+def _check_slurm() -> None:
+    """What ``executor slurm`` needs before anything starts: dask-jobqueue, Slurm's ``sbatch``, and
+    the cores and memory of a job in the dask config; one ParameterError otherwise."""
+    try:
+        import dask
+        import dask_jobqueue  # noqa: F401
+    except ImportError:
+        raise params.ParameterError("executor slurm needs dask-jobqueue: pip install 'implicitbias[slurm]'") from None
+    if shutil.which("sbatch") is None:
+        raise params.ParameterError("executor slurm needs Slurm's sbatch on PATH: run the sweep on a node that submits "
+                                    "jobs (a login node), or use executor process or dask")
+    missing = [k for k in ("cores", "memory") if dask.config.get(f"jobqueue.slurm.{k}", None) is None]
+    if missing:
+        raise params.ParameterError(f"executor slurm needs the {' and '.join(missing)} of a job: {_SLURM_CONFIG}")
+
+
+@contextlib.contextmanager
+def _slurm_cluster():
+    """A ``dask_jobqueue.SLURMCluster`` configured by the dask config (``jobqueue.slurm``), closed
+    afterwards (its jobs cancelled); a config that dask-jobqueue refuses is one ParameterError."""
+    from dask_jobqueue import SLURMCluster
+
+    try:
+        cluster = SLURMCluster()
+    except ValueError as exc:
+        raise params.ParameterError(
+            f"executor slurm: dask-jobqueue refuses its config ({' '.join(str(exc).split())[:200]}); {_SLURM_CONFIG}"
+        ) from None
+    with cluster:
+        yield cluster
 
 
 def _gpu_count() -> int:
@@ -153,12 +197,38 @@ def _dask_client(address: str):
         yield client
 
 
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """End a process pool at once: cancel its queued calls and SIGKILL its workers, whose calls are
+    then unfinished (``Store.map`` has released them to a rerun), instead of waiting for them.
+
+    Reads the pool's private ``_processes``: the standard library ends running workers only from
+    Python 3.14 (``terminate_workers``)."""
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+    for process in processes:
+        process.join(timeout=10)
+    pool.shutdown(wait=True)
+
+
 def _start_worker(client_pid: int, gpu_queue) -> None:
-    """Process-pool initializer: end with the client (see the module docstring) and, where GPUs
-    exist, see only the GPU taken from ``gpu_queue``."""
+    """Process-pool initializer: end with the client (see the module docstring), leave SIGINT and
+    SIGTERM to the client (a Ctrl-C reaches the whole process group; the client decides what
+    finishes, and ends its workers), and, where GPUs exist, see only the GPU taken from ``gpu_queue``."""
     _die_with(client_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if gpu_queue is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
+
+
+def dask_setup(worker) -> None:
+    """Dask preload hook, run in each LocalCluster worker process as it starts: leave SIGINT to the
+    client, as the process pool's workers do (a Ctrl-C reaches the whole process group; a worker
+    would print a traceback and stop mid-cell, the client then closes the cluster)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _die_with(parent_pid: int) -> None:

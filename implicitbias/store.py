@@ -23,11 +23,22 @@ host that no longer exists (a SIGKILLed sweep is resumed without waiting), and w
 closed the store (a ``Store`` releases its leases on ``close``).
 
 Files as users leave them.  Opening checks the file before SQLite writes anything to it: a folder,
-a file that is not SQLite, a truncated file (shorter than its header's page count), a database of
-another program (other tables, or a ``records`` table of other columns) and a corrupt file
-(``PRAGMA quick_check``) are each a one-line ``StoreError`` and the file is left untouched.  A
-store that cannot be written (read-only file or folder, read-only filesystem) is opened
-read-only: stored records are served, and anything that must write says so in one line.
+a file that is not SQLite, a truncated file (shorter than its header's page count, with no
+write-ahead log beside it), a corrupt file (``PRAGMA quick_check``) and a database of another
+program are each a one-line ``StoreError`` and the file is left untouched.  A store of this
+package carries a schema marker, ``PRAGMA application_id`` = ``APPLICATION_ID`` and
+``user_version`` = ``SCHEMA_VERSION``; a file without it is never written, even with tables named
+like ours, except a store of this package from before markers, recognised column by column and
+upgraded in one transaction.  What a full disk leaves (a checkpoint that rewrote page 1 and could
+not extend the file, the committed pages still in the write-ahead log) is not truncation: SQLite
+reads the log and the checkpoint is finished on open.  A store that cannot be written (read-only
+file or folder, read-only filesystem) is opened read-only: stored records are served, and
+anything that must write says so in one line.
+
+Records damaged inside a sound file (edited, overwritten: a record that is not the JSON written,
+whose SHA-256 ``digest`` column no longer matches, or a config that is not the one its key was
+made from) are never served: they count as missing, so a rerun recomputes and replaces them, and
+``records`` refuses them in one line.
 
 Only the client process writes (workers return records, the client stores them).
 """
@@ -44,7 +55,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +63,8 @@ import numpy as np
 from implicitbias.fingerprint import code_fingerprint
 from implicitbias.theory.params import ParameterError
 
-__all__ = ["Store", "StoreError", "CellError", "config_key", "default_store_path", "canonical_json"]
+__all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json",
+           "check_creatable"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -65,7 +77,8 @@ CREATE TABLE IF NOT EXISTS records (
     finished REAL,
     code TEXT,
     owner TEXT,
-    heartbeat REAL
+    heartbeat REAL,
+    digest TEXT
 );
 CREATE INDEX IF NOT EXISTS records_kind ON records(kind, status);
 CREATE TABLE IF NOT EXISTS epochs (
@@ -75,10 +88,15 @@ CREATE TABLE IF NOT EXISTS epochs (
     PRIMARY KEY (key, epoch)
 );
 """
-# columns a store of this package has always had, and those added since (added on open)
-_COLUMNS = {"records": {"key", "kind", "config", "status", "record", "started", "finished"}, "epochs": {"key", "epoch", "data"}}
-_ADDED = ("code", "owner", "heartbeat")
+# stores written before schema markers (user_version 0) have the first 7, 8 or 10 records columns
+# (code, then owner and heartbeat were added); layout 1 added digest and the marker
+_UNMARKED_WIDTHS = (7, 8, 10)
+APPLICATION_ID = 0x49424931  # "IBI1": PRAGMA application_id of every store of this package
+SCHEMA_VERSION = 1  # PRAGMA user_version: the layout of _SCHEMA
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")  # a write-ahead log's header, either byte order
+_DRAIN_S = 0.5  # on an interrupt, how long results already on their way from workers are awaited
+_CLOSED: set[str] = set()  # owner tags of the stores this process closed: their leases are over
 _UNTOUCHED = "it was left untouched; pass --store a new path (or restore the file from a copy)"
 
 
@@ -89,6 +107,15 @@ class StoreError(ParameterError):
 
 class CellError(RuntimeError):
     """A cell of ``Store.map`` raised; it is recorded as ``failed`` with the message."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """``Store.map`` stopped by an interrupt (SIGINT, or SIGTERM turned into one by the command
+    line): how many of its cells are in the store and how many are left to a rerun."""
+
+    def __init__(self, kind: str, stored: int, left: int):
+        super().__init__(f"{kind}: {stored} stored, {left} left to a rerun")
+        self.kind, self.stored, self.left = kind, stored, left
 
 
 def _jsonable(obj):
@@ -115,11 +142,25 @@ def config_key(kind: str, config: Mapping) -> str:
 
 
 def default_store_path() -> Path:
-    """``$IMPLICITBIAS_STORE``, else ``$XDG_CACHE_HOME/implicitbias/store.sqlite`` (~/.cache)."""
-    if os.environ.get("IMPLICITBIAS_STORE"):
+    """``$IMPLICITBIAS_STORE`` (set but empty: a StoreError), else
+    ``$XDG_CACHE_HOME/implicitbias/store.sqlite`` (~/.cache)."""
+    if "IMPLICITBIAS_STORE" in os.environ:
+        if not os.environ["IMPLICITBIAS_STORE"].strip():
+            raise StoreError("IMPLICITBIAS_STORE is set but empty; set it to the path of an SQLite file, or unset it "
+                             "for the default store")
         return Path(os.environ["IMPLICITBIAS_STORE"]).expanduser()
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "implicitbias" / "store.sqlite"
+
+
+def check_creatable(path: Path) -> None:
+    """StoreError unless a store could be created at ``path`` (which does not exist): its nearest
+    existing ancestor is a folder this process can write in.  Creates nothing."""
+    parent = next((q for q in path.parents if q.exists()), Path("."))
+    if not parent.is_dir():
+        raise StoreError(f"store {path} cannot be created: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StoreError(f"store {path} cannot be created: folder {parent} is read-only; pass --store a writable path")
 
 
 class Store:
@@ -134,24 +175,27 @@ class Store:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.lease_seconds = float(lease_seconds)
         self.owner = _owner_tag()
-        self._check_file()
+        self._digest = "digest"  # the records column of digests ("NULL" in a read-only store from before them)
+        torn = self._check_file()
         self.readonly = self._must_read_only()
         self._db = self._connect()
         try:
-            self._check_contents()
+            layout = self._check_contents()
             if not self.readonly:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-                columns = self._columns("records")
-                for column in _ADDED:  # a store written before records carried these
-                    if column not in columns:
-                        kind = "REAL" if column == "heartbeat" else "TEXT"
-                        self._db.execute(f"ALTER TABLE records ADD COLUMN {column} {kind}")
+                if layout != "current":
+                    self._lay_out()
+                if torn:  # finish the checkpoint the full disk stopped; if it is still full, the log serves
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.OperationalError as exc:
             self._db.close()
             if "locked" in str(exc):
                 raise StoreError(f"store {self.path} is busy: another process kept it locked for 60 s; try again") from None
+            if "full" in str(exc):
+                raise StoreError(f"store {self.path}: its filesystem is full ({exc}); free space and rerun "
+                                 "(nothing stored is lost)") from None
             raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -161,22 +205,25 @@ class Store:
             raise
 
     # -- opening: what users do to files ------------------------------------------------------
-    def _check_file(self) -> None:
-        """Reject, before SQLite touches it, a path that is a folder, not SQLite, or truncated."""
+    def _check_file(self) -> bool:
+        """Reject, before SQLite touches it, a path that is a folder, not SQLite, or truncated.
+
+        Returns whether the file is a torn checkpoint: its header counts more pages than the file
+        holds, and a write-ahead log lies beside it.  That is what a full disk leaves (a checkpoint
+        rewrote page 1, then could not extend the file); the log still holds every committed page,
+        so SQLite reads them from it and the checkpoint is finished on open.  Without a log such a
+        file is really truncated, and refused.
+        """
         p = self.path
         if p.is_dir():
             raise StoreError(f"store {p} is a folder; --store must name an SQLite file (created if missing)")
         if not p.exists():
-            parent = next((q for q in p.parents if q.exists()), None)
-            if parent is not None and not parent.is_dir():
-                raise StoreError(f"store {p} cannot be created: {parent} is a file, not a folder")
+            check_creatable(p)
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"store {p} cannot be created ({exc.strerror}); pass --store a writable path") from None
-            if not os.access(p.parent, os.W_OK):
-                raise StoreError(f"store {p} cannot be created: folder {p.parent} is read-only; pass --store a writable path")
-            return
+            return False
         if not p.is_file():
             raise StoreError(f"store {p} is not a regular file; --store must name an SQLite file")
         try:
@@ -186,7 +233,7 @@ class Store:
         except OSError as exc:
             raise StoreError(f"store {p} cannot be read ({exc.strerror})") from None
         if not header:
-            return  # an empty file is an empty database: SQLite lays the store out in it
+            return False  # an empty file is an empty database: SQLite lays the store out in it
         if not header.startswith(_SQLITE_MAGIC):
             raise StoreError(f"store {p} is not an SQLite database (it starts with {header[:16]!r}); {_UNTOUCHED}")
         if len(header) < 100:
@@ -196,9 +243,13 @@ class Store:
         pages = int.from_bytes(header[28:32], "big")
         # the in-header page count is valid when its version-valid-for number equals the change counter
         if header[92:96] == header[24:28] and size < pages * page_size:
+            if _has_log(p):
+                return True
             raise StoreError(
-                f"store {p} is truncated ({size} bytes, its header says {pages * page_size}); {_UNTOUCHED}"
+                f"store {p} is truncated ({size} bytes, its header says {pages * page_size}, and no write-ahead "
+                f"log holds the rest); {_UNTOUCHED}"
             )
+        return False
 
     def _must_read_only(self) -> bool:
         """True when SQLite cannot write here: the file, or its folder (WAL files live beside it),
@@ -223,11 +274,10 @@ class Store:
                 raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
         raise StoreError(f"store {self.path} is read-only and SQLite cannot read it; copy it to a writable folder")
 
-    def _columns(self, table: str) -> set[str]:
-        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-
-    def _check_contents(self) -> None:
-        """A corrupt file or a database of another program is refused before anything is written.
+    def _check_contents(self) -> str:
+        """A corrupt file or a database of another program is refused before anything is written;
+        returns ``new`` (no tables yet), ``unmarked`` (a store of this package from before schema
+        markers) or ``current``.
 
         ``PRAGMA quick_check`` runs on every open: it reads every page, so it finds truncation,
         torn and overwritten pages and broken b-trees, and costs 0.10 s (idle) to 0.17 s (load 7)
@@ -236,24 +286,66 @@ class Store:
         (``benchmarks/bench_store_open.py``).  ``integrity_check`` also cross-checks every index
         against its table, 1.6x the time, for nothing a user does to a file that quick_check
         misses (an index of this store is rebuilt from its table by REINDEX), so it is not run.
+
+        The schema marker: a store of this package has ``PRAGMA application_id`` = APPLICATION_ID
+        and ``user_version`` = its layout's version, and exactly the tables, columns and index of
+        that layout.  A store written before markers (both 0) is recognised by its layout, column
+        by column (names, types, NOT NULL, keys) and index, and is stamped when opened writable.
+        Anything else (another program's file, even with tables named like ours; a version of a
+        newer package; a marked file whose layout does not match) is refused and never written.
         """
         check = self._db.execute("PRAGMA quick_check(1)").fetchone()
         if check is None or check[0] != "ok":
             found = " ".join(str(check and check[0]).split())[:200]
             raise StoreError(f"store {self.path} is corrupt (SQLite quick_check: {found}); {_UNTOUCHED}")
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not tables:
+        app = self._db.execute("PRAGMA application_id").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        objects = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        tables = sorted(r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+        width = _layout_width(self._db)
+        if app == APPLICATION_ID and version == SCHEMA_VERSION and width == len(_REFERENCE_COLUMNS):
+            return "current"
+        if app == APPLICATION_ID and version > SCHEMA_VERSION:
+            raise StoreError(f"store {self.path} was written by a newer implicitbias (store layout {version}, this "
+                             f"one reads up to {SCHEMA_VERSION}); upgrade implicitbias, or pass --store another path")
+        if app == APPLICATION_ID:
+            raise StoreError(f"store {self.path} is damaged: its schema marker (layout {version}) does not match its "
+                             f"tables ({', '.join(tables) or 'none'}); {_UNTOUCHED}")
+        if app == 0 and version == 0 and objects == 0:
             if self.readonly:
                 raise StoreError(f"store {self.path} is empty and read-only; pass --store a writable path")
-            return
-        for table, needed in _COLUMNS.items():
-            if table not in tables and table == "records" or table in tables and not needed <= self._columns(table):
-                raise StoreError(
-                    f"store {self.path} is an SQLite database of another program (tables: {', '.join(sorted(tables))}); "
-                    f"{_UNTOUCHED}"
-                )
-        if self.readonly and not set(_ADDED) <= self._columns("records"):
-            raise StoreError(f"store {self.path} is of an older layout and read-only; open it once writable to upgrade it")
+            return "new"
+        if app == 0 and version == 0 and width in _UNMARKED_WIDTHS:
+            if self.readonly and width < _UNMARKED_WIDTHS[-1]:
+                raise StoreError(f"store {self.path} is of an older layout and read-only; open it once writable to "
+                                 "upgrade it")
+            if self.readonly:  # served as it is: its records have no digests yet (checked as JSON objects)
+                self._digest = "NULL"
+            return "unmarked"
+        raise StoreError(
+            f"store {self.path} is an SQLite database of another program (application_id {app}, user_version "
+            f"{version}, tables: {', '.join(tables) or 'none'}); {_UNTOUCHED}"
+        )
+
+    def _lay_out(self) -> None:
+        """Create the tables of a new store, or upgrade an unmarked one (add the columns added since),
+        and stamp the schema marker, in one transaction; what another process did first is kept."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if self._db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(records)")}
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                for name, kind, *_ in _REFERENCE_COLUMNS:
+                    if name not in columns and columns:
+                        self._db.execute(f"ALTER TABLE records ADD COLUMN {name} {kind}")
+                self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def require_writable(self, what: str) -> None:
         """Raise a one-line StoreError naming ``what`` when this store was opened read-only."""
@@ -264,7 +356,9 @@ class Store:
             )
 
     def close(self) -> None:
-        """Release this store's leases (its interrupted cells stay ``running``: partial records) and close."""
+        """Release this store's leases (its interrupted cells stay ``running``: partial records) and close.
+        Where the release cannot be written (a full disk), the leases still end for this process."""
+        _CLOSED.add(self.owner)
         if not self.readonly:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("UPDATE records SET owner=NULL WHERE owner=? AND status='running'", (self.owner,))
@@ -285,22 +379,25 @@ class Store:
         return code_fingerprint(fn)
 
     def status(self, kind: str, config: Mapping, *, code: str) -> str:
-        """``missing``, ``running`` (interrupted or in progress), ``done``, ``failed`` or ``stale``
-        (done by code with another fingerprint)."""
+        """``missing``, ``running`` (interrupted or in progress), ``done``, ``failed``, ``stale``
+        (done by code with another fingerprint) or ``damaged`` (its record fails its digest: it is
+        recomputed like a missing one)."""
         row = self._db.execute(
-            "SELECT status, code FROM records WHERE key=?", (config_key(kind, config),)
+            f"SELECT status, code, key, config, record, {self._digest} FROM records WHERE key=?", (config_key(kind, config),)
         ).fetchone()
         if row is None:
             return "missing"
+        if row[0] == "done" and _intact(kind, *row[2:]) is None:
+            return "damaged"
         return "stale" if row[0] == "done" and row[1] != code else row[0]
 
     def get(self, kind: str, config: Mapping, *, code: str) -> dict | None:
         """The completed record of ``(kind, config)`` computed by code ``code``, or ``None``."""
         row = self._db.execute(
-            "SELECT record FROM records WHERE key=? AND status='done' AND code=?",
+            f"SELECT key, config, record, {self._digest} FROM records WHERE key=? AND status='done' AND code=?",
             (config_key(kind, config), code),
         ).fetchone()
-        return json.loads(row[0]) if row else None
+        return None if row is None else _intact(kind, *row)
 
     def claim(self, kind: str, config: Mapping, *, code: str) -> str:
         """Take the lease on ``(kind, config)`` for this store: ``claimed`` (marked ``running``
@@ -308,10 +405,10 @@ class Store:
         code is stored) or ``leased`` (a live holder is computing it)."""
         self.require_writable(f"computing {kind}")
         key = config_key(kind, config)
-        query = "SELECT status, code, owner, heartbeat FROM records WHERE key=?"
+        query = "SELECT status, code, owner, heartbeat, key, config, record, digest FROM records WHERE key=?"
 
         def held(row, now) -> str | None:
-            if row is not None and row[0] == "done" and row[1] == code:
+            if row is not None and row[0] == "done" and row[1] == code and _intact(kind, *row[4:]) is not None:
                 return "done"
             if row is not None and row[0] == "running" and self._alive(row[2], row[3], now):
                 return "leased"
@@ -345,7 +442,8 @@ class Store:
     def _alive(self, owner: str | None, heartbeat: float | None, now: float) -> bool:
         """Whether a lease still holds: it has an owner other than this store, a heartbeat younger
         than ``lease_seconds``, and (on this host) its process still exists."""
-        if owner is None or owner == self.owner or heartbeat is None or now - heartbeat > self.lease_seconds:
+        if (owner is None or owner == self.owner or owner in _CLOSED or heartbeat is None
+                or now - heartbeat > self.lease_seconds):
             return False
         host, pid, started, _ = (owner.split("|") + ["", "", "", ""])[:4]
         if host != socket.gethostname() or not pid.isdigit():
@@ -356,29 +454,31 @@ class Store:
         """Store the record of ``(kind, config)`` made by code ``code`` (one committed transaction;
         the cell's lease ends)."""
         self.require_writable(f"storing {kind}")
+        text = canonical_json(record)
         self._db.execute(
-            "INSERT INTO records(key, kind, config, status, record, started, finished, code) "
-            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status, "
-            "record=excluded.record, finished=excluded.finished, code=excluded.code, owner=NULL, heartbeat=NULL",
-            (
-                config_key(kind, config),
-                kind,
-                canonical_json(config),
-                status,
-                canonical_json(record),
-                time.time(),
-                time.time(),
-                code,
-            ),
+            "INSERT INTO records(key, kind, config, status, record, started, finished, code, digest) "
+            "VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status, config=excluded.config, "
+            "record=excluded.record, finished=excluded.finished, code=excluded.code, digest=excluded.digest, "
+            "owner=NULL, heartbeat=NULL",
+            (config_key(kind, config), kind, canonical_json(config), status, text, time.time(), time.time(), code,
+             _digest(text)),
         )
 
     def records(self, kind: str, *, code: str, status: str = "done") -> list[tuple[dict, dict]]:
-        """All ``(config, record)`` pairs of a kind made by code ``code`` with the given status, oldest first."""
+        """All ``(config, record)`` pairs of a kind made by code ``code`` with the given status, oldest
+        first; a damaged row (config or record not what was written) is a one-line StoreError."""
         rows = self._db.execute(
-            "SELECT config, record FROM records WHERE kind=? AND status=? AND code=? ORDER BY rowid",
+            f"SELECT key, config, record, {self._digest} FROM records WHERE kind=? AND status=? AND code=? ORDER BY rowid",
             (kind, status, code),
         ).fetchall()
-        return [(json.loads(c), json.loads(r) if r else None) for c, r in rows]
+        pairs = [(_json_object(row[1]), _intact(kind, *row)) for row in rows]
+        damaged = sum(r is None for _, r in pairs)
+        if damaged:
+            raise StoreError(
+                f"store {self.path} holds {damaged} damaged {kind} record(s) (not the JSON this package wrote: edited "
+                "or overwritten); rerun the sweep or report that made them to recompute them"
+            )
+        return pairs
 
     def counts(self, kind: str) -> dict[str, int]:
         """Number of records of a kind per status (records of any code)."""
@@ -397,11 +497,11 @@ class Store:
         )
 
     def epochs(self, kind: str, config: Mapping) -> list[dict]:
-        """The stored epoch rows of a run, in epoch order."""
+        """The stored epoch rows of a run, in epoch order (rows that are not JSON objects are left out)."""
         rows = self._db.execute(
             "SELECT data FROM epochs WHERE key=? ORDER BY epoch", (config_key(kind, config),)
         ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        return [row for row in (_json_object(r[0]) for r in rows) if row is not None]
 
     # -- sweeps ------------------------------------------------------------------------------
     def map(
@@ -424,7 +524,12 @@ class Store:
         lost or repeated.  Configs leased by another live process are waited for and read when
         done (or taken over when the lease dies).  A config whose ``fn`` raises is stored as
         ``failed`` with the message and the error is raised (a ``CellError`` naming the cell,
-        unless it is a ``ParameterError``).
+        unless it is a ``ParameterError``).  An interrupt (``KeyboardInterrupt``) stops handing out
+        cells at once: queued cells are cancelled, results that have finished (or arrive within
+        ``_DRAIN_S``) are stored, the unfinished cells are released (a rerun resumes them), and
+        ``Interrupted`` says how many are stored and how many are left.  A process pool is handed
+        one cell per worker at a time (what it is handed it runs, cancelled or not), Dask executors
+        every cell at once (Dask cancels what has not started).
         """
         from tqdm.auto import tqdm
 
@@ -454,6 +559,10 @@ class Store:
             self.put(kind, configs[i], results[i], code=code)
             bar.update()
 
+        # a process pool starts whatever it is handed as soon as a worker frees, beyond the reach of
+        # cancel (its call queue): it is handed one cell per worker, so that an interrupt stops at once
+        slots = executor._max_workers if isinstance(executor, ProcessPoolExecutor) else None
+
         def run(indices: list[int]) -> list[int]:
             """Compute the given cells this process can lease; return those others hold."""
             held, pending = [], {}
@@ -469,11 +578,22 @@ class Store:
                         finish(i, lambda: fn(configs[i]))
                     else:
                         pending[executor.submit(fn, configs[i])] = i
-                        # store whatever has finished already (all of it for an in-process executor)
-                        for fut in [f for f in pending if f.done()]:
-                            finish(pending.pop(fut), fut.result)
+                        while True:  # store what has finished; a process pool gets a cell only for a free worker
+                            for fut in [f for f in pending if f.done()]:
+                                finish(pending.pop(fut), fut.result)
+                            if slots is None or len(pending) < slots:
+                                break
+                            wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in as_completed(list(pending)):
                     finish(pending.pop(fut), fut.result)
+            except KeyboardInterrupt:
+                # stop handing out cells, and store those that finished (or whose results are on their way)
+                for fut in pending:
+                    fut.cancel()
+                for fut in wait(list(pending), timeout=_DRAIN_S).done:
+                    if not fut.cancelled() and fut.exception() is None:
+                        finish(pending.pop(fut), fut.result)
+                raise
             finally:
                 for fut in pending:
                     fut.cancel()
@@ -485,6 +605,9 @@ class Store:
                 while waiting:  # cells another process computes: read them when done, take them over if it dies
                     time.sleep(min(1.0, self.lease_seconds / 10))
                     waiting = run(waiting)
+        except KeyboardInterrupt as exc:
+            left = sum(r is None for r in results)
+            raise Interrupted(kind, len(configs) - left, left) from exc
         finally:
             bar.close()
             if todo:
@@ -549,3 +672,71 @@ def _owner_tag() -> str:
     """``host|pid|process start|token``: who holds a lease (the token tells two stores of one process apart)."""
     pid = os.getpid()
     return f"{socket.gethostname()}|{pid}|{_process_start(pid)}|{uuid.uuid4().hex[:8]}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _json_object(text) -> dict | None:
+    """``text`` parsed when it is a JSON object, else ``None``."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _intact(kind: str, key: str, config, text, digest) -> dict | None:
+    """The record of row ``key`` when the row is what ``put`` wrote (its config is the one the key
+    was made from; the record matches its digest, or, in a row from before digests, is a JSON
+    object), else ``None``: a damaged record counts as missing and is recomputed."""
+    config = _json_object(config)
+    if config is None or config_key(kind, config) != key:
+        return None
+    if digest is not None and (not isinstance(text, str) or _digest(text) != digest):
+        return None
+    return _json_object(text)
+
+
+def _has_log(path: Path) -> bool:
+    """Whether a write-ahead log with at least its header lies beside ``path``."""
+    try:
+        with open(f"{path}-wal", "rb") as fh:
+            head = fh.read(32)
+    except OSError:
+        return False
+    return len(head) == 32 and head[:4] in _WAL_MAGIC
+
+
+def _table_layout(db: sqlite3.Connection, table: str) -> list[tuple]:
+    """``(name, type, notnull, default, pk)`` of each column of ``table``, in order."""
+    return [tuple(row[1:]) for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _reference() -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """The layout of _SCHEMA (records columns, epochs columns, records_kind index columns)."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(_SCHEMA)
+    layout = (_table_layout(db, "records"), _table_layout(db, "epochs"),
+              list(db.execute("PRAGMA index_info(records_kind)")))
+    db.close()
+    return layout
+
+
+_REFERENCE_COLUMNS, _REFERENCE_EPOCHS, _REFERENCE_INDEX = _reference()
+
+
+def _layout_width(db: sqlite3.Connection) -> int | None:
+    """How many of this package's records columns the database has, in order, when it has exactly
+    this package's tables and index and its records columns are the first ones of _SCHEMA's;
+    ``None`` for anything else."""
+    tables = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+    indexes = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"))
+    if tables != ["epochs", "records"] or indexes != ["records_kind"]:
+        return None
+    columns = _table_layout(db, "records")
+    if (columns != _REFERENCE_COLUMNS[: len(columns)] or _table_layout(db, "epochs") != _REFERENCE_EPOCHS
+            or list(db.execute("PRAGMA index_info(records_kind)")) != _REFERENCE_INDEX):
+        return None
+    return len(columns)

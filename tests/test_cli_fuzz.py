@@ -17,6 +17,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
+import shutil
+import sqlite3
 import os
 import signal
 import subprocess
@@ -92,8 +95,6 @@ def places(tmp_path_factory):
         'batch_size = 16\nsigma_w = [1.0]\n[options]\nthreads = 1\n'
     )
     (root / "bad_types.toml").write_text('[base]\ndataset = "synthetic"\ndata_size = 100\nflip = "false"\n')
-    import sqlite3
-
     db = sqlite3.connect(root / "foreign.sqlite")
     db.execute("CREATE TABLE t (a)")
     db.commit()
@@ -278,3 +279,121 @@ def test_real_entry_point_gives_one_line(argv, tmp_path):
     res = subprocess.run([sys.executable, "-m", "implicitbias", *argv], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path, env={**os.environ, "IMPLICITBIAS_STORE": str(tmp_path / "s.sqlite")})
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+
+
+# -- files the package reads: law files and store records -----------------------------------------
+NAN, INF = float("nan"), float("inf")
+# per entry of a law family, values that no law may hold there (each must be refused in one line)
+BAD_LAW_ENTRIES = {
+    "range": [[1.0], "1,2", [2.0, 1.0], [0.0, 1.0], [NAN, 1.0], [-1.0, 1.0], [1.0, INF], 5, None, [1.0, "x"], []],
+    "band": [NAN, -1.0, "2", None, INF, True, [1.0]],
+    "band_quantile": [0.0, 1.5, NAN, "0.9", None],
+    "log_clock_knots": [[], [1.0], [NAN, 1.0], [2.0, 1.0], [1.0, 1.0], "x", 5, None],
+    "spread_knots": [[], [NAN, NAN], [-1.0, -1.0], [1.0], "x", None],
+    "groups": [5, [], [1], "x", None],
+    "optimizers": [[], "sgd", [1], None],
+    "clock": ["", 5, None],
+    "verdict": ["", None, 1.0],
+}
+
+
+def _law_family():
+    return {"clock": "T_SGD", "optimizers": ["sgd"], "log_clock_knots": [-2.0, 0.0, 2.0],
+            "spread_knots": [8.0, 5.0, 2.0], "range": [0.1, 10.0], "band": 1.5, "band_quantile": 0.9,
+            "verdict": "agrees", "groups": [{}, {}, {}]}
+
+
+@st.composite
+def bad_laws(draw):
+    """A law file with one entry (of a family, or of the file) replaced by a value no law may hold,
+    or removed; two-knot spread entries are non-monotone or of the wrong length."""
+    law = {"calibrated_on": "fuzz", "families": {"sgd": _law_family(), "adaptive": {**_law_family(),
+                                                                                    "optimizers": ["adam"]}}}
+    where = draw(st.sampled_from(["family", "family", "family", "file"]))
+    if where == "file":
+        key = draw(st.sampled_from(["calibrated_on", "families", "whole", "family name"]))
+        if key == "whole":
+            return draw(st.sampled_from([[], "law", 5, None]))
+        if key == "family name":
+            law["families"]["nope"] = law["families"].pop("sgd")
+        else:
+            law[key] = draw(st.sampled_from([{}, [], 5, None] if key == "families" else [5, None, []]))
+            if draw(st.booleans()):
+                del law[key]
+        return law
+    entry = law["families"][draw(st.sampled_from(["sgd", "adaptive"]))]
+    key = draw(st.sampled_from(sorted(BAD_LAW_ENTRIES) + ["non-monotone spreads"]))
+    if key == "non-monotone spreads":
+        entry["spread_knots"] = [8.0, 2.0, 5.0]
+    elif draw(st.integers(0, 5)) == 0:
+        del entry[key]
+    else:
+        entry[key] = draw(st.sampled_from(BAD_LAW_ENTRIES[key]))
+    return law
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(law=bad_laws(), optimizer=st.sampled_from(["sgd", "adam"]))
+def test_fuzz_malformed_law_files_are_refused_in_one_line(tmp_path, law, optimizer):
+    path = tmp_path / "law.json"
+    path.write_text(json.dumps(law))  # NaN and Infinity as Python's json writes them
+    status, err = _run(["predict", "--optimizer", optimizer, "--epochs", "3", "--n-train", "100", "--batch-size", "16",
+                        "--law", str(path)], 60)
+    assert status == 2, f"{json.dumps(law)[:300]}: accepted"
+    lines = [line for line in err.split("\n") if line.strip()]
+    assert len(lines) == 1 and " error: law " in lines[0] and "internal error" not in lines[0], err
+
+
+def test_a_sound_law_file_predicts_finite_bands(tmp_path, capsys):
+    """The fuzzed law, unbroken, is accepted: the refusals above are of the damage, not of the law."""
+    path = tmp_path / "law.json"
+    path.write_text(json.dumps({"calibrated_on": "fuzz", "families": {"sgd": _law_family()}}))
+    # T_SGD = 40 epochs x 7 steps x 0.1^2 / 16 = 0.175, inside [0.1, 10]
+    assert main(["predict", "--optimizer", "sgd", "--lr", "0.1", "--epochs", "40", "--n-train", "100",
+                 "--batch-size", "16", "--law", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "predicted end-of-training spread" in out and "nan" not in out
+
+
+RECORD_TEXTS = ["{", "", "null", "[]", "[1, 2]", "{}", '{"status": "done"}', '"text"', "1e999", "\x00",
+                '{"status": "done", "test_accuracy": NaN}']
+
+
+@st.composite
+def damaged_rows(draw):
+    """An SQL update that damages one stored run the way files get damaged: its record replaced by
+    malformed or foreign text, or its config truncated or replaced."""
+    column = draw(st.sampled_from(["record", "record", "config"]))
+    text = draw(st.sampled_from(RECORD_TEXTS + ([] if column == "record" else ['{"dataset": "digits"}'])))
+    if column == "config" and draw(st.booleans()):
+        return "UPDATE records SET config = substr(config, 1, length(config) / 2)", ()
+    return f"UPDATE records SET {column} = ?", (text,)
+
+
+@pytest.fixture(scope="module")
+def swept_store(tmp_path_factory, places):
+    """A store holding the finished runs of the fuzz spec (one training run, seconds)."""
+    path = tmp_path_factory.mktemp("records") / "store.sqlite"
+    assert main(["--store", str(path), "sweep", str(places["root"] / "spec.toml"), "--no-progress"]) == 0
+    return path
+
+
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damage=damaged_rows(), command=st.sampled_from([["analyse"], ["analyse", "SPEC"], ["sweep", "SPEC", "--dry-run"]]))
+def test_fuzz_damaged_store_records_are_one_line_or_recomputed(tmp_path, swept_store, places, monkeypatch, damage,
+                                                               command):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "store.sqlite"
+    shutil.copy(swept_store, path)
+    db = sqlite3.connect(path)
+    db.execute(*damage)
+    db.commit()
+    db.close()
+    argv = ["--store", str(path), *[str(places["root"] / "spec.toml") if a == "SPEC" else a for a in command],
+            *(["--out", str(tmp_path / "a")] if command[0] == "analyse" else [])]
+    status, err = _run(argv, 120)
+    lines = [line for line in err.split("\n") if line.strip()]
+    if command == ["analyse"]:  # every stored run is read: the damaged one is named
+        assert status == 2 and len(lines) == 1 and "damaged" in lines[0], err
+    else:  # the runs of a spec are read by key: the damaged one counts as not done, to be recomputed
+        assert status == 0 and not lines, err

@@ -69,3 +69,11 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, name):
     assert main(["--store", str(tmp_path / "s.sqlite"), "dynamics", *extra, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and name in err[0]
+
+
+@pytest.mark.parametrize("what", ["trajectory", "basin"])
+def test_k_beyond_the_measured_cap_is_one_line(tmp_path, capsys, what):
+    """K = 1024 runs for minutes (benchmarks/bench_trajectory_k.py): refused before anything starts."""
+    assert main(["--store", str(tmp_path / "s.sqlite"), "dynamics", what, "--K", "1024", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "K must be an integer in [2, 512], got 1024" in err, err

@@ -96,9 +96,11 @@ def test_store_of_older_schema_is_upgraded(tmp_path):
 
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
-    db.executescript(
+    db.executescript(  # the first layout of this package's store, before fingerprints (and schema markers)
         "CREATE TABLE records (key TEXT PRIMARY KEY, kind TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL,"
         " record TEXT, started REAL, finished REAL);"
+        "CREATE INDEX records_kind ON records(kind, status);"
+        "CREATE TABLE epochs (key TEXT NOT NULL, epoch INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, epoch));"
         "INSERT INTO records VALUES ('k', 'cell', '{}', 'done', '{\"value\": 1}', 0, 0);"
     )
     db.commit()

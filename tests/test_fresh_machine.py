@@ -44,6 +44,8 @@ def test_system_data_are_found_by_one_function_that_the_variable_turns_off(monke
     assert data.locate("fashion_mnist", str(tmp_path)) == tmp_path  # a path given is used, hidden or not
     with pytest.raises(data.DataUnavailable, match="needs data_path"):
         data.locate("mnist", None)
+    with pytest.raises(ValueError, match="data_path /dev/null for dataset mnist is not a file or folder"):
+        data.locate("mnist", "/dev/null")
 
 
 def test_configs_specs_and_plans_of_every_tier_touch_no_data(no_data_files):

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from implicitbias.cli import main
-from implicitbias.store import Store, StoreError
+from implicitbias.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
 
 CODE = "test-code"
 
@@ -61,6 +61,27 @@ def _records_of_another_schema(p):
     db.close()
 
 
+def _like_ours(p):
+    """Another program's database with tables and columns named like ours (untyped)."""
+    db = sqlite3.connect(p)
+    db.execute("CREATE TABLE records (key, kind, config, status, record, started, finished)")
+    db.execute("CREATE TABLE epochs (key, epoch, data)")
+    db.execute("INSERT INTO records VALUES ('k', 'cell', '{}', 'done', '{}', 0, 0)")
+    db.commit()
+    db.close()
+
+
+def _marker(app, version, fill=lambda p: _filled(p, 5)):
+    def make(p):
+        fill(p)
+        db = sqlite3.connect(p)
+        db.execute(f"PRAGMA application_id={app}")
+        db.execute(f"PRAGMA user_version={version}")
+        db.commit()
+        db.close()
+    return make
+
+
 DAMAGE = {
     "folder": (lambda p: p.mkdir(), "is a folder"),
     "not SQLite": (_not_sqlite, "is not an SQLite database"),
@@ -68,6 +89,12 @@ DAMAGE = {
     "corrupt page": (_corrupt, "corrupt|cannot be used"),
     "other program": (_foreign, "of another program"),
     "records of other columns": (_records_of_another_schema, "of another program"),
+    "tables named like ours": (_like_ours, "of another program"),
+    "our layout, user_version 99": (_marker(0, 99), "of another program"),
+    "another application_id": (_marker(1234, 1), "of another program"),
+    "a newer layout": (_marker(APPLICATION_ID, SCHEMA_VERSION + 1), "newer implicitbias"),
+    "our marker, version 0": (_marker(APPLICATION_ID, 0), "damaged: its schema marker"),
+    "our marker, other tables": (_marker(APPLICATION_ID, SCHEMA_VERSION, _foreign), "damaged: its schema marker"),
 }
 
 
@@ -129,19 +156,33 @@ def test_empty_file_becomes_a_store(tmp_path):
         assert s.get("cell", {"x": 1}, code=CODE) == {"v": 1}
 
 
-def test_store_from_before_leases_is_upgraded(tmp_path):
-    """A store written before records had owners and heartbeats gains them and computes."""
-    path = tmp_path / "old.sqlite"
+def _unmarked(path, width):
+    """A store as this package wrote it before schema markers: the first ``width`` records columns,
+    application_id and user_version 0."""
     with Store(path) as s:
         s.put("cell", {"x": 1}, {"v": 1}, code=CODE)
     db = sqlite3.connect(path)
-    for column in ("owner", "heartbeat"):
+    for column in ("digest", "heartbeat", "owner", "code")[: 11 - width]:
         db.execute(f"ALTER TABLE records DROP COLUMN {column}")
+    db.execute("PRAGMA application_id=0")
+    db.execute("PRAGMA user_version=0")
     db.commit()
     db.close()
+
+
+@pytest.mark.parametrize("width", [7, 8, 10])
+def test_store_from_before_schema_markers_is_upgraded(tmp_path, width):
+    """A store written before records had digests (and owners and heartbeats) gains them and a
+    schema marker, keeps its records, and computes."""
+    path = tmp_path / "old.sqlite"
+    _unmarked(path, width)
     with Store(path) as s:
         recs = s.map("cell", lambda c: {"v": c["x"]}, [{"x": 1}, {"x": 2}], progress=False, code=CODE)
     assert recs == [{"v": 1}, {"v": 2}]
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
 
 
 # -- read-only stores ----------------------------------------------------------------------------
@@ -206,3 +247,52 @@ def test_new_store_in_a_read_only_folder_is_one_line(tmp_path):
     folder.mkdir()
     with read_only(folder), pytest.raises(StoreError, match="read-only"):
         Store(folder / "store.sqlite")
+
+
+# -- records damaged inside a sound file ---------------------------------------------------------
+RECORD_DAMAGE = {
+    "record not JSON": "UPDATE records SET record = substr(record, 1, 5)",
+    "record {}": "UPDATE records SET record = '{}'",
+    "record a list": "UPDATE records SET record = '[1, 2]'",
+    "record NULL": "UPDATE records SET record = NULL",
+    "config truncated": "UPDATE records SET config = substr(config, 1, length(config) - 1)",
+    "config of another cell": "UPDATE records SET config = '{\"x\":99}'",
+}
+
+
+@pytest.mark.parametrize("damage", list(RECORD_DAMAGE))
+def test_a_damaged_record_is_recomputed_and_never_served(tmp_path, damage):
+    path = tmp_path / "store.sqlite"
+    configs = [{"x": i} for i in range(3)]
+    with Store(path) as s:
+        s.map("sq", _square, configs, progress=False)
+    db = sqlite3.connect(path)
+    db.execute(RECORD_DAMAGE[damage] + " WHERE key = (SELECT key FROM records ORDER BY rowid LIMIT 1 OFFSET 1)")
+    db.commit()
+    db.close()
+    code = Store.code_of(_square)
+    with Store(path) as s:
+        assert s.get("sq", {"x": 1}, code=code) is None
+        assert s.status("sq", {"x": 1}, code=code) == "damaged"
+        with pytest.raises(StoreError, match="1 damaged sq record") as info:
+            s.records("sq", code=code)
+        assert "\n" not in str(info.value)
+        calls = []
+
+        def fn(config):
+            calls.append(config["x"])
+            return _square(config)
+
+        assert [r["value"] for r in s.map("sq", fn, configs, progress=False, code=code)] == [0, 1, 4]
+        assert len(s.records("sq", code=code)) == 3  # the recomputed row replaced the damaged one
+    assert calls == [1]
+
+
+def test_a_read_only_store_from_before_schema_markers_is_served_untouched(tmp_path):
+    path = tmp_path / "old.sqlite"
+    _unmarked(path, 10)
+    before = _digest(path)
+    with read_only(path, tmp_path), Store(path) as s:
+        assert s.readonly and s.get("cell", {"x": 1}, code=CODE) == {"v": 1}
+        assert s.records("cell", code=CODE) == [({"x": 1}, {"v": 1})]
+    assert _digest(path) == before

@@ -31,21 +31,72 @@ LAW_FILE = Path(__file__).with_name("clock_law.json")
 _RANGE_TOLERANCE = 1e-9  # relative: a clock equal to a calibrated end up to rounding is inside
 
 
-_ENTRY_KEYS = ("clock", "optimizers", "log_clock_knots", "spread_knots", "range", "band", "band_quantile", "verdict",
-               "groups")
+FAMILIES = ("sgd", "sgd_l2", "adaptive")  # the values of ``analysis.family``
 
 
 def load_law(path: str | Path = LAW_FILE) -> dict:
-    """The calibrated law file (``ParameterError`` if it cannot be read or lacks a law's entries)."""
+    """The calibrated law file, validated whole (``_check_law``): a ``ParameterError`` naming the
+    file and the first entry that is not what ``benchmarks/calibrate_clock_law.py`` writes."""
+    if not str(path).strip():
+        raise params.ParameterError("law must be the path of a law file (leave --law out for the shipped one), got ''")
     try:
-        law = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise params.ParameterError(f"law must be a readable JSON law file, got {str(path)!r}: {e}") from None
-    families = law.get("families") if isinstance(law, dict) else None
-    if not isinstance(families, dict) or "calibrated_on" not in law or not all(
-            isinstance(e, dict) and all(k in e for k in _ENTRY_KEYS) for e in families.values()):
-        raise params.ParameterError(f"law must be a law file written by benchmarks/calibrate_clock_law.py, got {str(path)!r}")
+        law = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
+        why = getattr(e, "strerror", None) or " ".join(str(e).split())[:200]
+        raise params.ParameterError(f"law must be a readable JSON law file, got {str(path)!r}: {why}") from None
+    _check_law(law, str(path))
     return law
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_law(law, where: str) -> None:
+    """Every entry a prediction reads, with the types and ranges it needs: knots finite, log clocks
+    strictly increasing, spreads >= 0 and monotone (the law is an isotonic fit), a range of two
+    clocks 0 < lo < hi, a band >= 0 (so it is never inverted) with its quantile in (0, 1]."""
+
+    def bad(entry: str, want: str, got) -> params.ParameterError:
+        return params.ParameterError(f"law {where}: {entry} must be {want}, got {json.dumps(got)[:80]}; "
+                                     "a law file is written by benchmarks/calibrate_clock_law.py")
+
+    if not isinstance(law, dict):
+        raise bad("the file", "a JSON object", law)
+    if not isinstance(law.get("calibrated_on"), str):
+        raise bad("calibrated_on", "a string", law.get("calibrated_on"))
+    families = law.get("families")
+    if not isinstance(families, dict) or not families:
+        raise bad("families", "an object of families", families)
+    for name, e in families.items():
+        at = f"families.{name}"
+        if name not in FAMILIES:
+            raise bad("a family", f"one of {', '.join(FAMILIES)}", name)
+        if not isinstance(e, dict):
+            raise bad(at, "an object", e)
+        for key in ("clock", "verdict"):
+            if not isinstance(e.get(key), str) or not e[key]:
+                raise bad(f"{at}.{key}", "a non-empty string", e.get(key))
+        if not isinstance(e.get("optimizers"), list) or not e["optimizers"] or not all(
+                isinstance(o, str) for o in e["optimizers"]):
+            raise bad(f"{at}.optimizers", "a non-empty list of optimiser names", e.get("optimizers"))
+        u, y = e.get("log_clock_knots"), e.get("spread_knots")
+        if not isinstance(u, list) or len(u) < 2 or not all(map(_number, u)) or any(b <= a for a, b in zip(u, u[1:])):
+            raise bad(f"{at}.log_clock_knots", "at least two finite numbers, strictly increasing", u)
+        if not isinstance(y, list) or len(y) != len(u) or not all(_number(v) and v >= 0 for v in y):
+            raise bad(f"{at}.spread_knots", f"{len(u)} finite numbers >= 0 (one per log-clock knot)", y)
+        if not (all(b <= a for a, b in zip(y, y[1:])) or all(b >= a for a, b in zip(y, y[1:]))):
+            raise bad(f"{at}.spread_knots", "monotone (the law is an isotonic fit)", y)
+        r = e.get("range")
+        if not isinstance(r, list) or len(r) != 2 or not all(map(_number, r)) or not 0 < r[0] < r[1]:
+            raise bad(f"{at}.range", "two clock values [lo, hi] with 0 < lo < hi", r)
+        if not _number(e.get("band")) or e["band"] < 0:
+            raise bad(f"{at}.band", "a finite number >= 0 (the half-width of the band, in points)", e.get("band"))
+        q = e.get("band_quantile")
+        if not _number(q) or not 0 < q <= 1:
+            raise bad(f"{at}.band_quantile", "a number in (0, 1]", q)
+        if not isinstance(e.get("groups"), list) or not e["groups"] or not all(isinstance(g, dict) for g in e["groups"]):
+            raise bad(f"{at}.groups", "a non-empty list of the calibrating groups", e.get("groups"))
 
 
 def predict_spread(law: Mapping, optimizer: str, weight_decay: float, clock: float) -> dict:

@@ -207,6 +207,8 @@ def locate(name: str, path: str | os.PathLike | None) -> Path | None:
     if path is not None:
         if not Path(path).exists():
             raise DataUnavailable(f"data_path {path} for dataset {name} does not exist")
+        if not (Path(path).is_file() or Path(path).is_dir()):
+            raise params.ParameterError(f"data_path {path} for dataset {name} is not a file or folder")
         return Path(path)
     if name == "cifar10":
         return None

@@ -275,6 +275,40 @@ def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: in
     return None
 
 
+def plan(c: Mapping, data: ImageData):
+    """What a run of config ``c`` on ``data`` steps through, checked before it trains (``sweep.check_data``
+    checks every run of a sweep with it, so a dry run refuses what the run would): steps per epoch,
+    the learning-rate schedule and the forgetting clocks (``theory.clocks``).  ``ParameterError``
+    when a validation or test split is empty (nothing to measure), the batch is larger than the
+    training split or leaves a last minibatch of one image (BatchNorm needs two), or the clocks
+    overflow (a learning rate or decay so large that its squares summed over the steps are not
+    finite)."""
+    for split, y in (("validation", data.y_val), ("test", data.y_test)):
+        if len(y) == 0:
+            raise params.ParameterError(f"data_size must leave images in every split: the {split} split of "
+                                        f"{c['dataset']} is empty ({len(data.y_train)} training images)")
+    n = len(data.y_train)
+    b = c["batch_size"]
+    if b > n:
+        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c['dataset']}, got {b}")
+    if n % b == 1:
+        raise params.ParameterError(
+            f"batch_size must not leave a last minibatch of one image (BatchNorm needs two): {n} training images, b = {b}"
+        )
+    spe = steps_per_epoch(n, b)
+    eta = schedule(c["schedule"], c["lr"], spe * c["epochs"])
+    try:
+        clocks = forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
+        finite = all(math.isfinite(v) for v in clocks.total.values())
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise params.ParameterError(
+            f"lr and weight_decay must keep the forgetting clocks finite, got lr {c['lr']:g}, weight_decay "
+            f"{c['weight_decay']:g} over {spe * c['epochs']} steps (they overflow)")
+    return spe, eta, clocks
+
+
 def _member_generators(configs: list[dict], device: torch.device) -> list[torch.Generator]:
     return [torch.Generator(device=device).manual_seed(c["seed"]) for c in configs]
 
@@ -308,15 +342,7 @@ def train(
         data.x_train = data.x_train.contiguous(memory_format=torch.channels_last)
     n = len(data.y_train)
     b = c["batch_size"]
-    if b > n:
-        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c['dataset']}, got {b}")
-    if n % b == 1:
-        raise params.ParameterError(
-            f"batch_size must not leave a last minibatch of one image (BatchNorm needs two): {n} training images, b = {b}"
-        )
-    spe = steps_per_epoch(n, b)
-    eta = schedule(c["schedule"], c["lr"], spe * c["epochs"])
-    clocks = forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
+    spe, eta, clocks = plan(c, data)
     trainer.optimise(c)
     gens = _member_generators(configs, device)
     warmup = max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * c["epochs"]))

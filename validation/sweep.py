@@ -17,10 +17,15 @@ A spec (see ``validation/specs/*.toml``)::
 The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
 with the block.  :func:`load_spec` expands and validates every run (unknown key or optimiser,
 sigma_w <= 0, a device this machine lacks...: one ``ParameterError``) without touching data
-files; :func:`check_data` then checks what needs the data (its files are on this machine, a batch
-no larger than the training split, the step cap), before anything trains and on ``--dry-run``.  Types are strict,
+files.  The number of runs is computed from the grids before they are expanded (at most
+``MAX_RUNS``), and a spec that sets no run entry (an empty file, ``/dev/null``) is refused rather
+than training the built-in defaults.  :func:`check_data` then checks what needs the data, before
+anything trains and on ``--dry-run``: the files are on this machine, and everything a run checks
+before it trains (``run.plan``: a batch larger than the training split or leaving a last
+minibatch of one image, clocks that overflow, the step cap).  Types are strict,
 as TOML writes them: a string is not a boolean (``flip = "false"`` is an error, not true), a
-boolean is not a number (``epochs = true`` is an error, not 1), ``base`` and ``options`` are tables,
+boolean is not a number (``epochs = true`` is an error, not 1), a float is not an integer
+(``epochs = 1.0`` is an error), ``base`` and ``options`` are tables,
 ``grid`` a list of tables, ``data_path`` a string.  :func:`run_sweep` hands the runs to
 ``Store.map`` keyed by the hash of the canonical config, so rerunning a sweep skips finished
 runs, a sweep killed at any moment (SIGKILL included) resumes with nothing completed lost or
@@ -33,6 +38,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -48,6 +54,7 @@ from implicitbias.validation import run as run_mod
 __all__ = ["Spec", "load_spec", "check_data", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
 
 MAX_RUNS = 100_000
+MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML; a larger file is not one
 OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
 
 
@@ -76,6 +83,11 @@ def _resolve(spec: str | os.PathLike) -> Path:
     path = Path(spec)
     if path.is_dir():
         raise params.ParameterError(f"spec {path} is a folder; it must be a TOML file or a packaged spec name")
+    if path.exists() and not path.is_file():
+        raise params.ParameterError(f"spec {path} is not a regular file (a device or pipe); it must be a TOML file")
+    if path.exists() and path.stat().st_size > MAX_SPEC_BYTES:
+        raise params.ParameterError(f"spec {path} must be a TOML file of at most {MAX_SPEC_BYTES} bytes, "
+                                    f"got {path.stat().st_size}")
     if path.exists():
         return path
     shipped = packaged_specs()
@@ -103,7 +115,7 @@ def _check_types(table: Mapping, where: str) -> None:
             continue  # canonical_config names unknown keys
         want = _OPTIONAL_TYPES.get(key) or type(run_mod.DEFAULTS[key])
         for item in value if isinstance(value, list) else [value]:
-            ok = {bool: isinstance(item, bool), str: isinstance(item, str)}.get(
+            ok = {bool: isinstance(item, bool), str: isinstance(item, str), int: type(item) is int}.get(
                 want, isinstance(item, (int, float)) and not isinstance(item, bool)
             )
             if not ok:
@@ -169,6 +181,15 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
     if "device" in options:
         run_mod.resolve_device(options["device"])
 
+    entries = set(base).union(*(set(b) - {"label"} for b in blocks))
+    if not entries:
+        raise params.ParameterError(
+            f"spec {path or 'given'} sets no run entries (no [base] or [[grid]] entries): it would train the built-in "
+            "defaults; set at least the dataset"
+        )
+    size = sum(math.prod(len(v) if isinstance(v, list) else 1 for v in {**base, **b}.values()) for b in blocks)
+    if size > MAX_RUNS:
+        raise params.ParameterError(f"spec must expand to at most {MAX_RUNS} runs, its grids have {size:.3g}")
     runs: list[tuple[str, dict]] = []
     seen: set[str] = set()
     for i, block in enumerate(blocks):
@@ -182,30 +203,32 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
             if key not in seen:
                 seen.add(key)
                 runs.append((label, config))
-            if len(runs) > MAX_RUNS:
-                raise params.ParameterError(f"spec must expand to at most {MAX_RUNS} runs")
     return Spec(str(spec.get("name", path.stem if path else "sweep")), str(spec.get("description", "")), runs, options,
                 None if path is None else str(path))
 
 
 def check_data(spec: Spec) -> Spec:
     """Check what ``spec``'s runs need of their data, before anything trains: the files are on
-    this machine (``DataUnavailable`` says where they were looked for and how to get them),
-    every batch is no larger than its training split and every run within the step cap
+    this machine (``DataUnavailable`` says where they were looked for and how to get them), and
+    what each run checks before it trains (``run.plan``, once per recipe) and the step cap hold
     (``ParameterError``).  Returns ``spec``."""
     run_mod.require_data(spec.configs)
-    for config in {repr(_data_key(c)): c for c in spec.configs}.values():
-        n = len(run_mod.dataset_for(config).y_train)
-        if config["batch_size"] > n:
-            raise params.ParameterError(
-                f"batch_size must be <= the {n} training images of {config['dataset']}, got {config['batch_size']}"
-            )
+    data = {key: run_mod.dataset_for(c) for key, c in {_data_key(c): c for c in spec.configs}.items()}
+    planned = set()
     for config in spec.configs:
-        n = len(run_mod.dataset_for(config).y_train)
-        steps = steps_per_epoch(n, config["batch_size"]) * config["epochs"]
+        n = len(data[_data_key(config)].y_train)
+        recipe = (_data_key(config), *(config[k] for k in _RECIPE))
+        if recipe in planned:
+            continue
+        planned.add(recipe)
+        steps = steps_per_epoch(n, min(config["batch_size"], n)) * config["epochs"]
         if steps > MAX_STEPS:
             raise params.ParameterError(f"epochs must give at most {MAX_STEPS:g} steps per run, got {steps}")
+        run_mod.plan(config, data[_data_key(config)])
     return spec
+
+
+_RECIPE = ("dataset", "optimizer", "lr", "schedule", "batch_size", "epochs", "weight_decay")  # what run_mod.plan reads
 
 
 def _data_key(c: Mapping) -> tuple:

@@ -26,7 +26,7 @@ def run(args) -> int:
     from implicitbias.validation.run import KIND, execute
     from implicitbias.validation.sweep import load_spec
 
-    out = output_folder("out", args.out)
+    out = output_folder("out", args.out, files=("analysis.md",))
     with Store(args.store) as store:
         code = store.code_of(execute)
         if args.spec:

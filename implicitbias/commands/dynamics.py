@@ -20,13 +20,17 @@ T_START = 1e-3  # first time of the trajectory grid (numerics.ufm.spectral_flow.
 # Ranges where the flow stays in floating point: the start is scale * exp(eps * xi) with xi ~ N(0, 1)
 # and the flow runs until the margin is reached or t_end.
 MAX_SCALE, MAX_EPS, MAX_MARGIN, MAX_T_END = 1e6, 10.0, 1e6, 1e15
+# The largest K of a cell: its slowest allowed start took 10.5 s on 2 cores, K = 1024 about six times
+# as long (cost ~ K^3; benchmarks/bench_trajectory_k.py, RESULTS.md).  Commands of many cells show
+# progress and keep finished cells on Ctrl-C.
+MAX_DYNAMICS_K = 512
 
 
 def register(sub) -> None:
     p = sub.add_parser("dynamics", help="singular-value dynamics of the deep UFM (trajectories, basin map)")
     what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
     common = {
-        "--K": dict(type=int, default=8, help="number of classes, a power of two (default 8)"),
+        "--K": dict(type=int, default=8, help=f"number of classes, a power of two <= {MAX_DYNAMICS_K} (default 8)"),
         "--L": dict(default="1,2,4", help="depths (weight matrices), comma-separated (default 1,2,4)"),
         "--n": dict(type=int, default=1, help="samples per class (default 1)"),
         "--margin": dict(type=float, default=20.0, help="stop when the margin reaches this (default 20)"),
@@ -55,8 +59,9 @@ def run(args) -> int:
     from implicitbias.figures import markdown_table
     from implicitbias.store import Store
 
+    params.power_of_two("K", args.K, minimum=2, maximum=MAX_DYNAMICS_K)
     depths = parse_list("L", args.L, int)
-    out = output_folder("out", args.out)
+    out = output_folder("out", args.out, files=(f"dynamics_{args.what}.png",))
     params.real("margin", args.margin, minimum=0, open_minimum=True, maximum=MAX_MARGIN)
     # both integrations start at t = 0 and the trajectory grid at T_START; shorter spans are refused
     # (LSODA stalls on spans near the underflow limit, e.g. 1e-320)

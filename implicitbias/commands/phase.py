@@ -42,7 +42,7 @@ def run(args) -> int:
     from implicitbias.store import Store
 
     depths = parse_list("depths", args.depths) if args.depths.strip() else []
-    output_folder("out", args.out)
+    output_folder("out", args.out, files=("phase_cells.csv", "phase_crossovers.csv", "phase_boundary.csv", "phase.md"))
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         columns = phase_diagram(functools.partial(store.map, executor=executor, progress=not args.no_progress), configs)

@@ -23,7 +23,7 @@ def run(args) -> int:
     from implicitbias.validation.clock_law import LAW_FILE, load_law, predict_spread
 
     clocks, line = recipe_clocks(args)
-    law = load_law(args.law or LAW_FILE)
+    law = load_law(LAW_FILE if args.law is None else args.law)
     total = clocks.total
     p = predict_spread(law, args.optimizer, clocks.weight_decay, total[clocks.governing])
     print(f"recipe: {line}, {clocks.epochs} epochs ({clocks.epochs * clocks.steps_per_epoch} steps)")

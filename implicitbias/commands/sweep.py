@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from importlib import resources
+from pathlib import Path
 
+from implicitbias.commands import check_free_space
 from implicitbias.executors import EXECUTORS
 from implicitbias.theory import params
+
 
 def _packaged() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in resources.files("implicitbias.validation").joinpath("specs").iterdir()
@@ -34,7 +38,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from implicitbias.executors import check_executor, open_executor
-    from implicitbias.store import Store
+    from implicitbias.store import Store, check_creatable, default_store_path
     from implicitbias.validation.run import resolve_device
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep, sweep_status
 
@@ -48,14 +52,22 @@ def run(args) -> int:
     # everything the runs need is checked before anything is printed, --dry-run included
     resolve_device(spec.options.get("device"))
     check_executor(args.executor, args.workers, args.address)
-    with Store(args.store) as store:
-        status = sweep_status(spec, store)
-        todo = status["missing"] + status["partial"]
+    path = Path(args.store).expanduser() if args.store is not None else default_store_path()
+    with contextlib.ExitStack() as stack:
+        if args.dry_run and not path.exists():  # nothing stored yet, and a dry run creates no store
+            check_creatable(path)
+            check_free_space("store", path)
+            status = {"done": 0, "partial": 0, "missing": len(spec.runs)}
+        else:
+            store = stack.enter_context(Store(path))
+            status = sweep_status(spec, store)
+            todo = status["missing"] + status["partial"]
+            if todo:  # the run's own checks of the store, --dry-run included
+                store.require_writable(f"running {todo} runs")
+                check_free_space("store", store.path)
         if args.dry_run and args.address is not None:
             with open_executor("dask", address=args.address):
                 pass  # the scheduler answers
-        elif todo and not args.dry_run:
-            store.require_writable(f"running {todo} runs")
         print(
             f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
             f"{status['partial']} interrupted (rerun), {status['missing']} to run"
