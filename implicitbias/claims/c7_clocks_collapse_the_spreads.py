@@ -130,7 +130,7 @@ class C7(fg.GroupClaim):
     def family_evidence(self, points: Sequence[Mapping], family: str, label: str = "") -> Evidence:
         """The collapse test (module docstring) on one family's points."""
         from implicitbias.numerics.metrics.clock_collapse import collapse
-        from implicitbias.numerics.metrics.resampling import stratified_rank_test
+        from implicitbias.numerics.metrics.memory_stats import stratified_rank_test
 
         points = list(points)
         data = {"points": points, "family": family, "clock": FAMILY_CLOCK[family]}
@@ -164,7 +164,11 @@ class C7(fg.GroupClaim):
                     f"{fg.fmt_ci(diff, ' pts', seeds=False)} (95% CI over groups); {t['splits']} "
                     f"{'(all)' if t['exact'] else 'random'} half splits; Spearman rho(log clock, spread) "
                     f"{o['rho'][0]:.2f}, {'exact' if o['exact'] else 'Monte Carlo'} permutation p {o['p_less']:.3g} (falling)")
-        numbers = {"n": n, "difference": diff["estimate"], "lo": diff["lo"], "hi": diff["hi"],
+        from implicitbias.claims.memory_rules import Estimate
+
+        estimate = Estimate(f"held-out error, clock - epochs (pts; {n} groups, CI over groups)", diff["estimate"],
+                            diff["lo"], diff["hi"], p=o["p_less"])
+        numbers = {"estimate": estimate, "n": n, "difference": diff["estimate"], "lo": diff["lo"], "hi": diff["hi"],
                    "error_clock": t["predictors"]["clock"]["error"]["estimate"],
                    "error_epochs": t["predictors"]["epochs"]["error"]["estimate"], "epoch_ratio": ratio}
         if ratio < self.threshold("epoch_ratio"):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,19 +45,15 @@ from implicitbias.validation import run as run_mod
 
 __all__ = [
     "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
-    "measure_groups", "SPREAD", "MIN_SEEDS", "ALPHA", "DEEP", "with_end_of_training", "fmt_ci", "fmt_failures",
-    "overview", "judge_runs", "judge_groups",
+    "measure_groups", "MIN_SEEDS", "DEEP", "fmt_ci", "fmt_failures",
+    "overview", "judge_runs", "judge_groups", "memory_verdict",
 ]
 
 DEEP = ("resnet56", "resnet110")
 _OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum")
 _ALWAYS_FREE = ("eval_every", "eval_dense_until")  # how often a run is evaluated never changes its training
 
-SPREAD = Threshold(5.0, "points of test accuracy between best and worst sigma_w (seed means): well above the "
-                        "~2-point range that test-set noise leaves in the mean of >= 3 seeds, and a fifth of the "
-                        "26.5 points the source reports for low-lr SGD")
-MIN_SEEDS = Threshold(3, "a bootstrap CI over fewer seeds is no interval at all")
-ALPHA = Threshold(0.05, "one-sided level of the exact permutation tests")
+MIN_SEEDS = Threshold(3, "complete seeds a group needs: fewer leave the ANOVA's seed noise nearly unmeasured")
 
 
 @dataclass(frozen=True)
@@ -212,11 +208,31 @@ def roles(groups: Sequence[Group]) -> Roles:
     return out
 
 
-def with_end_of_training(selected: Verdict, end: Verdict) -> Verdict:
-    """The verdict on the validation-selected spread (the spec's measure), its reason also saying
-    what the same rule gives on the end-of-training spread (the interpolating predictor)."""
-    return Verdict(selected.verdict, f"{selected.reason}; on the end-of-training spread: {end.verdict}",
-                   selected.measured, {**selected.numbers, "end_of_training": end.verdict})
+def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str, seeds: Sequence[int],
+                   sims: int, context: str = "") -> Verdict:
+    """The verdict of a memory rule (``claims.memory_rules``) judged at checkpoint ``judged``, with
+    its simulated operating characteristics; the same rule at the other checkpoints stated beside.
+
+    ``parts_at(checkpoint, sims)`` returns the rule's parts there and a failed premise ("" if none);
+    ``sims`` = 0 judges by the intervals alone (no simulation, no underpowered verdict: the rule's tests).
+    """
+    from implicitbias.claims import memory_rules as mr
+    from implicitbias.validation.analysis import CHECKPOINTS
+
+    decision = mr.decide(*parts_at(judged, sims), simulate=sims > 0)
+    beside = {cp: mr.decide(*parts_at(cp, 0), simulate=False).verdict for cp in CHECKPOINTS if cp != judged}
+    differ = [cp for cp, v in beside.items() if v != decision.verdict]
+    oc = decision.oc
+    rates = ("OC not simulated" if oc is None else
+             f"simulated ({oc.sims} tiers, n = {oc.n}): P(agrees | false) {oc.agree_false:.3f}, P(disagrees | true) "
+             f"{oc.disagree_true:.3f}, P(inconclusive | true) {oc.inconclusive_true:.3f}")
+    measured = "; ".join([mr.describe(p) for p in decision.parts] + [rates] + ([context] if context else []))
+    also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())
+    reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
+              + (f" (differs at {', '.join(differ)})" if differ else ""))
+    verdict = decision.verdict
+    return Verdict(verdict, reason, measured, {"estimate": mr.estimate_of(decision, judged, seeds),
+                                               "beside": beside, "parts": decision.parts})
 
 
 # -- wording -----------------------------------------------------------------------------------
