@@ -104,6 +104,21 @@ def test_an_adequately_powered_tier_states_its_rates():
     v = verdict(group(accuracy=REMEMBERS, seeds=SEEDS8), sims=400)
     e = v.numbers["estimate"]
     assert v.verdict == "agrees" and e.agree_false <= 0.05 and e.disagree_true <= 0.05 and e.seeds_needed is None
+    assert abs(e.coverage - 0.95) < 4 * (0.95 * 0.05 / 400) ** 0.5  # the exact interval's coverage, measured
+
+
+def test_stability_judges_two_disjoint_seed_halves_and_says_whether_they_agree():
+    groups = group_runs(group(accuracy=REMEMBERS, seeds=SEEDS8))
+    halves = CLAIM.halves(groups)
+    assert [h for h, _ in halves] == [[0, 1, 2, 3], [4, 5, 6, 7]] and [v for _, v in halves] == ["agrees"] * 2
+    ev = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8))
+    ev.data["halves"] = halves
+    v = judged(CLAIM, ev)
+    assert "same verdict on seeds 0-3 (agrees) and 4-7 (agrees)" in v.reason
+    ev.data["halves"] = [([0, 1, 2, 3], "agrees"), ([4, 5, 6, 7], "inconclusive")]
+    v = judged(CLAIM, ev)
+    assert "not the same verdict on seeds 0-3 (agrees) and 4-7 (inconclusive)" in v.numbers["estimate"].stability
+    assert CLAIM.halves(group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4)))) == []  # 5 < 2 x 3 seeds
 
 
 SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule

@@ -58,7 +58,7 @@ class C1(fg.GroupClaim):
             return not_run("no plain-SGD group among the runs")
         s = d["baseline"]
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, s["seeds"], self.oc_sims,
-                                 fg.fmt_failures(s))
+                                 fg.fmt_failures(s), halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The rule's parts at ``checkpoint`` and its failed premise (module docstring)."""

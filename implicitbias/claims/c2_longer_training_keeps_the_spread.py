@@ -60,7 +60,7 @@ class C2(fg.GroupClaim):
             return not_run("no low-lr SGD group at a longer horizon among the runs")
         context = f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}"
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["short"]["seeds"],
-                                 self.oc_sims, context)
+                                 self.oc_sims, context, halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""

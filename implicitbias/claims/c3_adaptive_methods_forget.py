@@ -64,7 +64,7 @@ class ForgettingClaim(fg.GroupClaim):
             return not_run(f"needs low-lr SGD and {self.kind} groups in the same setting")
         failures = "; ".join(f"{g['label']}: {fg.fmt_failures(g)}" for g in [d["baseline"], *d["groups"]])
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["baseline"]["seeds"],
-                                 self.oc_sims, failures)
+                                 self.oc_sims, failures, halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """Every group's parts at ``checkpoint`` and the rule's failed premise (module docstring)."""

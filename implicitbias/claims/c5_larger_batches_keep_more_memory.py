@@ -70,7 +70,7 @@ class C5(fg.GroupClaim):
             context += (f"; memory trend {t['slope']:.2f} pts per doubling, exact permutation p {t['p']:.3g} "
                         f"({t['pairings']} pairings)")
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["groups"][0]["seeds"],
-                                 self.oc_sims, context)
+                                 self.oc_sims, context, halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""

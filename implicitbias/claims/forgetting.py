@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict
@@ -140,7 +140,32 @@ class GroupClaim(Claim):
         return [self.evidence(groups, label)]
 
     def measure(self, ctx, config: Plan) -> list[Evidence]:
-        return [e for t, blocks in config.resolved() for e in self.evidences(measure_groups(ctx, t, blocks), t.name)]
+        out = []
+        for t, blocks in config.resolved():
+            groups = measure_groups(ctx, t, blocks)
+            for e in self.evidences(groups, t.name):
+                if hasattr(self, "oc_sims"):
+                    e.data["halves"] = self.halves(groups, t.name)
+                out.append(e)
+        return out
+
+    def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], str]]:
+        """Stability: the verdict of the same rule (its intervals, no simulation) on each of two
+        disjoint halves of the seeds, ``[(seeds, verdict), (seeds, verdict)]``; empty with fewer
+        than 2 x ``min_seeds`` seeds."""
+        seeds = sorted({c["seed"] for g in groups for c, _ in g.runs})
+        if len(seeds) < 2 * self.threshold("min_seeds"):
+            return []
+        half = len(seeds) // 2
+        out, saved = [], self.oc_sims
+        try:
+            self.oc_sims = 0
+            for part in (seeds[:half], seeds[half:]):
+                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g in groups]
+                out.append((part, self.judge(self.evidence(sub, label)).verdict))
+        finally:
+            self.oc_sims = saved
+        return out
 
 
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
@@ -209,12 +234,13 @@ def roles(groups: Sequence[Group]) -> Roles:
 
 
 def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str, seeds: Sequence[int],
-                   sims: int, context: str = "") -> Verdict:
+                   sims: int, context: str = "", halves: Sequence | None = None) -> Verdict:
     """The verdict of a memory rule (``claims.memory_rules``) judged at checkpoint ``judged``, with
     its simulated operating characteristics; the same rule at the other checkpoints stated beside.
 
     ``parts_at(checkpoint, sims)`` returns the rule's parts there and a failed premise ("" if none);
     ``sims`` = 0 judges by the intervals alone (no simulation, no underpowered verdict: the rule's tests).
+    ``halves``: the verdicts on two disjoint seed halves (``GroupClaim.halves``), stated as stability.
     """
     from implicitbias.claims import memory_rules as mr
     from implicitbias.validation.analysis import CHECKPOINTS
@@ -230,9 +256,20 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
     also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())
     reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
               + (f" (differs at {', '.join(differ)})" if differ else ""))
-    verdict = decision.verdict
-    return Verdict(verdict, reason, measured, {"estimate": mr.estimate_of(decision, judged, seeds),
-                                               "beside": beside, "parts": decision.parts})
+    stability = ""
+    if halves:
+        (a, va), (b, vb) = halves
+        stability = (f"{'same verdict' if va == vb == decision.verdict else 'not the same verdict'} on seeds "
+                     f"{_span(a)} ({va}) and {_span(b)} ({vb}), intervals only")
+        reason += f"; stability: {stability}"
+    estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stability)
+    return Verdict(decision.verdict, reason, measured, {"estimate": estimate, "beside": beside,
+                                                        "parts": decision.parts})
+
+
+def _span(seeds: Sequence[int]) -> str:
+    s = sorted(seeds)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 2 else ", ".join(map(str, s))
 
 
 # -- wording -----------------------------------------------------------------------------------
@@ -299,6 +336,8 @@ def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> s
     rows, details = [], []
     for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
         for evidence in claim.evidences(groups, label):
+            if hasattr(claim, "oc_sims"):
+                evidence.data["halves"] = claim.halves(groups, label)
             verdict = claim.judge(evidence)
             rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
             details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",

@@ -249,8 +249,16 @@ def _part(what, interval, bound, below, rates, n, sims, p=math.nan) -> Part:
 
 
 def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = SIMS) -> Part:
-    """The part "memory-to-noise s of ``mem`` against ``bound``" (exact interval), with its OC."""
-    return _part(what, mem.snr, bound, below, lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n), mem.n,
+    """The part "memory-to-noise s of ``mem`` against ``bound``" (exact interval; with ``sims``, its
+    coverage measured at the table's fitted components), with its OC."""
+    interval = mem.snr
+    if sims and mem.usable and mem.sigma > 0:
+        rng = np.random.default_rng(1)
+        a = ms.anova(ms.simulate_tables(mem.shape, mem.m, mem.sigma, mem.n, sims, rng))
+        lo, hi = ms.snr_interval(a.f, mem.k - 1, (mem.n - 1) * (mem.k - 1), mem.n, interval.level)
+        truth = mem.m / mem.sigma
+        interval = replace(interval, coverage=float(np.mean((lo <= truth + 1e-9) & (truth <= hi + 1e-9))))
+    return _part(what, interval, bound, below, lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n), mem.n,
                  sims, mem.p)
 
 
@@ -264,8 +272,17 @@ def ratio_part(what: str, group: ms.Memory, ref: ms.Memory, bound, below: bool =
 
 def mean_part(what: str, values: Sequence[float], bound, below: bool, sims: int = SIMS) -> Part:
     """The part "mean of per-seed ``values`` against ``bound``" (t interval), with its OC."""
+    from scipy.stats import t
+
     v = [x for x in values if x is not None and math.isfinite(x)]
-    return _part(what, ms.t_interval(v), bound, below, lambda n: oc_mean(v, float(bound), below, sims or SIMS, n=n),
+    interval = ms.t_interval(v)
+    if sims and len(v) >= 2:  # coverage at the measured mean and sd, normal per-seed values
+        n, sd = len(v), float(np.std(v, ddof=1))
+        x = interval.estimate + sd * np.random.default_rng(1).standard_normal((sims, n))
+        half = t.ppf(1 - (1 - interval.level) / 2, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
+        inside = np.abs(x.mean(-1) - interval.estimate) <= half
+        interval = replace(interval, coverage=float(inside.mean()))
+    return _part(what, interval, bound, below, lambda n: oc_mean(v, float(bound), below, sims or SIMS, n=n),
                  len(v), sims)
 
 
@@ -320,7 +337,8 @@ def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> D
 class Estimate:
     """The numbers of a verdict's row in ``claims.csv``: the deciding quantity, its estimate and
     interval (measured coverage), n seeds, a permutation p-value, the simulated rates, the seeds an
-    underpowered verdict needs, the checkpoint judged and which seeds were verdict seeds."""
+    underpowered verdict needs, the checkpoint judged, which seeds were verdict seeds, and the
+    verdicts on two disjoint halves of them."""
 
     quantity: str
     estimate: float
@@ -335,6 +353,7 @@ class Estimate:
     seeds_needed: int | None = None
     checkpoint: str = ""
     seeds: str = ""
+    stability: str = ""
 
 
 def estimate_of(decision: Decision, checkpoint: str, seeds: Sequence[int]) -> Estimate:

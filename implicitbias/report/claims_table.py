@@ -4,7 +4,8 @@ and printed by ``implicitbias verify --json``; the report's Markdown numbers tab
 Columns: claim id, verdict, the deciding quantity with its estimate, interval and measured
 coverage, n seeds, a permutation p-value, and for Spec B's memory claims the simulated rates
 P(agrees | claim false), P(disagrees | claim true), P(inconclusive | claim true), the seeds an
-underpowered verdict needs, the checkpoint judged and the (verdict) seeds.  A claim without such
+underpowered verdict needs, the checkpoint judged, the (verdict) seeds and the verdicts on two
+disjoint halves of them (stability).  A claim without such
 numbers (the theorem checks) leaves them empty.
 """
 
@@ -38,13 +39,17 @@ class ClaimRecord:
     seeds_needed: int | None = None
     checkpoint: str | None = None
     seeds: str | None = None
+    stability: str | None = None
 
 
 COLUMNS = tuple(ClaimRecord.__dataclass_fields__)
 
 
 def _number(x):
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+    """None for a missing number (None or NaN); floats to 6 significant digits."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(f"{x:.6g}") if isinstance(x, float) else x
 
 
 def records(rows: Sequence) -> list[ClaimRecord]:
@@ -59,7 +64,7 @@ def records(rows: Sequence) -> list[ClaimRecord]:
         out.append(ClaimRecord(r.claim, r.verdict, e.quantity, _number(e.estimate), _number(e.lo), _number(e.hi),
                                _number(e.coverage), e.n or None, _number(e.p), _number(e.agree_false),
                                _number(e.disagree_true), _number(e.inconclusive), e.seeds_needed, e.checkpoint or None,
-                               e.seeds or None))
+                               e.seeds or None, e.stability or None))
     return out
 
 
@@ -86,7 +91,8 @@ def markdown(rows: Sequence) -> str:
         return ""
     return markdown_table(
         ["claim", "verdict", "quantity", "estimate [95% interval]", "coverage", "n seeds", "p",
-         "P(agrees | false)", "P(disagrees | true)", "P(inconclusive | true)", "seeds needed", "checkpoint", "seeds"],
+         "P(agrees | false)", "P(disagrees | true)", "P(inconclusive | true)", "seeds needed", "checkpoint", "seeds", "stability"],
         [[r.claim, r.verdict, r.quantity, f"{fmt(r.estimate)} [{fmt(r.lo)}, {fmt(r.hi)}]", fmt(r.coverage),
           fmt(r.n_seeds), fmt(r.p), fmt(r.p_agrees_if_false), fmt(r.p_disagrees_if_true),
-          fmt(r.p_inconclusive_if_true), fmt(r.seeds_needed), fmt(r.checkpoint), fmt(r.seeds)] for r in recs])
+          fmt(r.p_inconclusive_if_true), fmt(r.seeds_needed), fmt(r.checkpoint), fmt(r.seeds), fmt(r.stability)]
+         for r in recs])
