@@ -68,6 +68,16 @@ def test_inconclusive_with_fewer_than_three_seeds():
     assert verdict(group(accuracy=REMEMBERS, seeds=(0, 1))).verdict == "inconclusive"
 
 
+def test_diverged_runs_are_counted_named_and_left_out():
+    runs = group(accuracy=REMEMBERS, seeds=SEEDS8,
+                 diverged=lambda s, k: (3, "non-finite loss") if (s, k) == (2.5, 1) else None)
+    v = verdict(runs)
+    assert v.verdict == "inconclusive" and "premise" in v.reason
+    assert "1 diverged (left out: sigma_w 2.5 seed 1 at epoch 3: non-finite loss)" in v.reason
+    mem = evidence(runs).data["memory"]["interpolating"]
+    assert (mem.n, mem.k) == (7, 4)  # the seed with the diverged run is left out of the complete table
+
+
 def test_not_run_without_plain_sgd():
     assert verdict(group({"optimizer": "adam"}, accuracy=REMEMBERS)).verdict == "not run"
 

@@ -49,7 +49,8 @@ def test_judges_every_checkpoint_minimum_not_only_interpolating_ones():
 
 
 def test_not_run_without_batch_sizes():
-    assert CLAIM.judge(CLAIM.evidence(group_runs(group({"optimizer": "adam"}, accuracy=noisy(0.01))))).verdict == "not run"
+    adam = CLAIM.evidence(group_runs(group({"optimizer": "adam"}, accuracy=noisy(0.01))))
+    assert CLAIM.judge(adam).verdict == "not run"
 
 
 def test_the_threshold_is_the_pre_registered_value_and_moved_by_20_percent_flips_a_case():

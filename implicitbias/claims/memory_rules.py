@@ -328,7 +328,8 @@ def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> D
                                                    f"P(disagrees | true) {oc.disagree_true:.3f}")
         return Decision("inconclusive", f"underpowered ({rate} > {float(MAX_WRONG):g}; rule gave {outcome}; "
                                         f"seeds needed: {needed or '> 64'})", parts, oc, needed)
-    said = {"agrees": "every part agrees", "disagrees": "a part disagrees", "inconclusive": "an interval straddles its bound"}
+    said = {"agrees": "every part agrees", "disagrees": "a part disagrees",
+            "inconclusive": "an interval straddles its bound"}
     which = ", ".join(p.what for p in parts if p.outcome == outcome) if outcome != "agrees" else ""
     return Decision(outcome, said[outcome] + (f": {which}" if which else ""), parts, oc)
 
@@ -371,7 +372,9 @@ def estimate_of(decision: Decision, checkpoint: str, seeds: Sequence[int]) -> Es
 def _seed_text(seeds: Sequence[int]) -> str:
     seeds = sorted(seeds)
     calibration = sorted(set(seeds) & set(CALIBRATION_SEEDS))
-    return " ".join(str(s) for s in seeds) + (" (includes calibration seeds)" if calibration else "")
+    note = " (includes calibration seeds)" if calibration else (
+        f" (verdict seeds; calibration seeds {CALIBRATION_SEEDS[0]}-{CALIBRATION_SEEDS[-1]} not used)")
+    return " ".join(str(s) for s in seeds) + note
 
 
 def describe(part: Part) -> str:

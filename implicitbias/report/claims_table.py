@@ -91,7 +91,8 @@ def markdown(rows: Sequence) -> str:
         return ""
     return markdown_table(
         ["claim", "verdict", "quantity", "estimate [95% interval]", "coverage", "n seeds", "p",
-         "P(agrees | false)", "P(disagrees | true)", "P(inconclusive | true)", "seeds needed", "checkpoint", "seeds", "stability"],
+         "P(agrees if false)", "P(disagrees if true)", "P(inconclusive if true)", "seeds needed", "checkpoint",
+         "seeds", "stability"],
         [[r.claim, r.verdict, r.quantity, f"{fmt(r.estimate)} [{fmt(r.lo)}, {fmt(r.hi)}]", fmt(r.coverage),
           fmt(r.n_seeds), fmt(r.p), fmt(r.p_agrees_if_false), fmt(r.p_disagrees_if_true),
           fmt(r.p_inconclusive_if_true), fmt(r.seeds_needed), fmt(r.checkpoint), fmt(r.seeds), fmt(r.stability)]

@@ -64,7 +64,8 @@ BOOTSTRAP = 200  # parametric-bootstrap tables per interval (the 2.5% tail is th
 
 @dataclass(frozen=True)
 class Interval:
-    """An estimate with its interval: level = nominal two-sided level; coverage = the measured one (NaN: not measured)."""
+    """An estimate with its interval: ``level`` the nominal two-sided level, ``coverage`` the measured
+    one (NaN: not measured), ``method`` how it was drawn."""
 
     estimate: float
     lo: float
