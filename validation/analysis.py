@@ -55,11 +55,12 @@ def family(config: Mapping) -> str:
 
 
 def describe(config: Mapping) -> str:
-    """A short name of a setting: optimiser, lr, batch, decay, horizon."""
+    """A short name of a setting: optimiser, lr, batch, decay, schedule (unless constant), horizon."""
     c = config
     wd = f", L2 {c['weight_decay']:g}" if c["weight_decay"] and c["optimizer"] not in ("adamw", "muon") else (
         f", wd {c['weight_decay']:g}" if c["weight_decay"] else "")
-    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}, {c['epochs']} ep"
+    sched = f", {c['schedule']}" if c.get("schedule", "constant") != "constant" else ""
+    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}{sched}, {c['epochs']} ep"
 
 
 @dataclass
