@@ -19,8 +19,9 @@ BASE = {"dataset": "synthetic", "data_size": 300, "arch": "mlp", "width": 0.25, 
 
 
 def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, norm1=None, diverged=None,
-           selected_epoch=3, n_train=1000):
-    """One run record (see the module docstring); accuracies as fractions, ``diverged=(epoch, reason)``."""
+           selected_epoch=3, n_train=1000, middle=0.3):
+    """One run record (see the module docstring); accuracies as fractions, ``diverged=(epoch, reason)``;
+    ``middle``: the test accuracy of every other epoch."""
     c = canonical_config(config)
     E = c["epochs"]
     final = selected if final is None else final
@@ -34,7 +35,7 @@ def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, no
             "epoch": e, "train_loss": 0.1, "train_acc": 0.1 if e == 0 else (max(train_acc, 0.995) if reached else
                                                                             min(train_acc, 0.99)),
             "val_loss": 1.0 if e == selected_epoch else 2.0 + 0.01 * e, "val_acc": 0.5,
-            "test_acc": selected if e == selected_epoch else (final if e == E else 0.3),
+            "test_acc": selected if e == selected_epoch else (final if e == E else middle),
             "kernel_norm": norm0 + (norm1 - norm0) * e / E,
             "clocks": {k: (v[e - 1] if e else 0.0) for k, v in clocks.cumulative.items()},
         })
@@ -71,3 +72,45 @@ def remembering(s, k):
 def forgetting(s, k):
     """Accuracy independent of sigma_w up to +-1 point of noise."""
     return 0.6 + 0.01 * (((k + 3 * int(4 * s)) % 3) - 1)
+
+
+SEEDS8 = tuple(range(8))
+_Z = __import__("numpy").random.default_rng(20261201).standard_normal((8, 64, 64))  # fixed residual noise
+
+
+def noisy(memory: float, noise: float = 0.005, draw: int = 0, sigmas=SIGMAS):
+    """accuracy(sigma, seed) = 0.6 + memory x c(sigma) + noise x z: ``c`` a linear contrast over the
+    sigma_w grid with sum 0 and sum c^2 / (k - 1) = 1 (so the memory variance is memory^2 exactly,
+    in accuracy fractions), z a fixed standard-normal table (``draw`` picks another)."""
+    k = len(sigmas)
+    raw = [i - (k - 1) / 2 for i in range(k)]
+    scale = (sum(r * r for r in raw) / (k - 1)) ** 0.5
+    contrast = {s: r / scale for s, r in zip(sigmas, raw)}
+    index = {s: i for i, s in enumerate(sigmas)}
+    return lambda s, seed: 0.6 + memory * contrast[s] + noise * float(_Z[draw, index[s], seed])
+
+
+def judged(claim, evidence, sims=0):
+    """``claim.judge(evidence)`` with ``sims`` simulated tiers for its operating characteristics
+    (0: judged by the intervals alone, no underpowered gate)."""
+    old = claim.oc_sims
+    claim.oc_sims = sims
+    try:
+        return claim.judge(evidence)
+    finally:
+        claim.oc_sims = old
+
+
+def moved(claim, evidence, name, values):
+    """The verdicts of ``claim`` on ``evidence`` with its threshold ``name`` set to each of ``values``."""
+    from implicitbias.claims import Threshold
+
+    saved = claim.thresholds
+    try:
+        out = []
+        for v in values:
+            claim.thresholds = {**saved, name: Threshold(v, "moved for the test")}
+            out.append(judged(claim, evidence).verdict)
+        return out
+    finally:
+        claim.thresholds = saved

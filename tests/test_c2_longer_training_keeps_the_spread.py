@@ -1,72 +1,70 @@
-"""C2 (training longer leaves the spread unchanged): two-sided rule on synthetic records."""
+"""C2 (training longer does not forget): the memory kept at the long horizon relative to E, on
+synthetic records: every outcome, the checkpoint it judges, its threshold."""
+
+import math
 
 import pytest
-from spec_b_records import group, remembering
+from spec_b_records import SEEDS8, group, judged, moved, noisy
 
-from implicitbias.claims.c2_longer_training_keeps_the_spread import CLAIM, paired_change
-from implicitbias.validation.analysis import group_runs, summarise
+from implicitbias.claims.c2_longer_training_keeps_the_spread import CLAIM
+from implicitbias.validation.analysis import group_runs
 
 SHORT = {"epochs": 6}
 LONG = {"epochs": 150, "eval_every": 25, "eval_dense_until": 6}
+MEMORY = noisy(0.04)
 
 
-def evidence(long_accuracy, short_accuracy=remembering, long=LONG):
-    runs = group(SHORT, accuracy=short_accuracy) + group(long, accuracy=long_accuracy)
+def evidence(long_accuracy, short_accuracy=MEMORY, long=LONG, **kw):
+    runs = group(SHORT, accuracy=short_accuracy, seeds=SEEDS8) + group(long, accuracy=long_accuracy, seeds=SEEDS8, **kw)
     return CLAIM.evidence(group_runs(runs), "synthetic")
 
 
-def verdict(long_accuracy, short_accuracy=remembering, long=LONG):
-    return CLAIM.judge(evidence(long_accuracy, short_accuracy, long))
+def verdict(long_accuracy, short_accuracy=MEMORY, long=LONG, **kw):
+    return judged(CLAIM, evidence(long_accuracy, short_accuracy, long, **kw), 0)
 
 
-def test_agrees_when_the_spread_is_unchanged_25x_later():
-    v = verdict(lambda s, k: remembering(s, k) + 0.002 * k)
-    assert v.verdict == "agrees" and v.numbers["ratio"] == 25
+def test_agrees_when_the_memory_is_kept_25x_later():
+    v = verdict(noisy(0.04, draw=1))
+    assert v.verdict == "agrees" and v.numbers["estimate"].lo > math.sqrt(4 / 26.5)
 
 
-def test_disagrees_when_the_spread_shrinks():
-    v = verdict(lambda s, k: 0.6 - 0.02 * (s - 0.25))  # 18 -> 4.5 points
-    assert v.verdict == "disagrees" and "shrank" in v.reason
+def test_disagrees_when_the_long_run_forgets():
+    v = verdict(noisy(0.002, draw=1))
+    assert v.verdict == "disagrees" and v.numbers["estimate"].hi < math.sqrt(4 / 26.5)
 
 
-def test_disagrees_when_the_spread_grows():
-    v = verdict(lambda s, k: 0.6 - 0.16 * (s - 0.25))  # 18 -> 36 points
-    assert v.verdict == "disagrees" and "grew" in v.reason
-
-
-def test_the_end_of_training_change_is_stated_beside_the_selected_one():
-    """Validation selection picks the same early checkpoint (agrees), but the trained networks forget."""
-    v = verdict(lambda s, k: (remembering(s, k), 0.6))
-    assert v.verdict == "agrees" and "on the end-of-training spread: disagrees" in v.reason
-
-
-def test_inconclusive_when_the_change_is_uncertain():
-    v = verdict(lambda s, k: remembering(s, k) + (0.05 if s == 0.25 and k in (1, 3) else 0.0))
-    assert v.verdict == "inconclusive" and "crosses" in v.reason
+def test_judges_the_interpolating_checkpoint():
+    """The long run forgets at its interpolating checkpoint (epoch 2 onward, 'middle'), keeps its memory
+    at its earlier validation minimum (epoch 1) and at the end: judged at the first."""
+    v = verdict(lambda s, k: (MEMORY(s, k), MEMORY(s, k)), middle=noisy(0.002, draw=1), selected_epoch=1, tau=2)
+    assert v.verdict == "disagrees" and v.numbers["beside"] == {"all": "agrees", "end": "agrees"}
 
 
 def test_inconclusive_when_the_horizons_are_too_close():
-    v = verdict(remembering, long={"epochs": 12})
-    assert v.verdict == "inconclusive" and "2x" in v.reason
+    v = verdict(noisy(0.04, draw=1), long={"epochs": 12})
+    assert v.verdict == "inconclusive" and "horizons" in v.reason
+
+
+def test_inconclusive_when_the_baseline_has_no_memory():
+    v = verdict(noisy(0.04, draw=1), short_accuracy=noisy(0.0, 0.01))
+    assert v.verdict == "inconclusive" and "no memory" in v.reason
 
 
 def test_not_run_without_a_longer_horizon():
-    v = CLAIM.judge(CLAIM.evidence(group_runs(group(SHORT, accuracy=remembering)), ""))
-    assert v.verdict == "not run"
+    assert CLAIM.judge(CLAIM.evidence(group_runs(group(SHORT, accuracy=MEMORY)))).verdict == "not run"
 
 
-def test_paired_change_is_the_difference_of_seed_mean_spreads():
-    short = summarise(group_runs(group(SHORT, accuracy=remembering))[0])
-    long = summarise(group_runs(group({"epochs": 60}, accuracy=lambda s, k: 0.6 - 0.04 * (s - 0.25)))[0])
-    change = paired_change(short, long)
-    assert change["estimate"] == pytest.approx(100 * (0.04 - 0.08) * 2.25)
-    assert change["lo"] <= change["estimate"] <= change["hi"] and change["n"] == 4
+def test_the_threshold_is_the_pre_registered_value_and_moved_by_20_percent_flips_a_case():
+    assert CLAIM.threshold("kept") == pytest.approx(math.sqrt(4.0 / 26.5))
+    ev = evidence(noisy(0.015, draw=1))
+    lo = judged(CLAIM, ev).numbers["estimate"].lo
+    outcomes = moved(CLAIM, ev, "kept", [lo * f for f in (1.2, 1 / 1.2)])
+    assert outcomes[0] in ("inconclusive", "disagrees") and outcomes[1] == "agrees"
 
 
-SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
-    ("agrees", evidence(lambda s, k: remembering(s, k) + 0.002 * k)),
-    ("disagrees", evidence(lambda s, k: 0.6 - 0.02 * (s - 0.25))),
-    ("disagrees", evidence(lambda s, k: 0.6 - 0.16 * (s - 0.25))),
-    ("inconclusive", evidence(remembering, long={"epochs": 12})),
-    ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=remembering)), "")),
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule (simulated OC included)
+    ("agrees", evidence(noisy(0.04, draw=1))),
+    ("disagrees", evidence(noisy(0.002, draw=1))),
+    ("inconclusive", evidence(noisy(0.04, draw=1), long={"epochs": 12})),
+    ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=MEMORY)))),
 ]

@@ -1,43 +1,60 @@
-"""C4 (SGD forgets with a larger lr or L2 decay): the rule on synthetic records."""
+"""C4 (SGD forgets with a larger lr or L2 decay; L2 1e-2 almost zero): the rule on synthetic records:
+every outcome, each group's bound (0.389 for a larger lr, 0.151 for L2), every group."""
 
-from spec_b_records import forgetting, group, remembering
+import math
+
+import pytest
+from spec_b_records import SEEDS8, group, judged, moved, noisy
 
 from implicitbias.claims.c4_sgd_forgets_with_larger_lr_or_l2 import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 HIGH = {"lr": 1.0}
 L2 = {"weight_decay": 1e-2}
+SGD = noisy(0.05)
+GONE = noisy(0.0005, 0.002, draw=1)  # r ~ 0.01: almost zero
+HALFWAY = noisy(0.012, 0.002, draw=2)  # r ~ 0.24: forgets (< 0.389) but not almost zero (> 0.151)
 
 
 def evidence(*others, baseline=None):
-    runs = baseline if baseline is not None else group(accuracy=remembering)
+    runs = baseline if baseline is not None else group(accuracy=SGD, seeds=SEEDS8)
     for setting, accuracy in others:
-        runs = runs + group(setting, accuracy=accuracy)
+        runs = runs + group(setting, accuracy=accuracy, seeds=SEEDS8)
     return CLAIM.evidence(group_runs(runs), "synthetic")
 
 
-def verdict(*others, baseline=None):
-    return CLAIM.judge(evidence(*others, baseline=baseline))
+def verdict(*others, baseline=None, sims=0):
+    return judged(CLAIM, evidence(*others, baseline=baseline), sims)
 
 
-def test_agrees_when_larger_lr_and_l2_both_forget():
-    v = verdict((HIGH, forgetting), (L2, forgetting))
-    assert v.verdict == "agrees" and len(v.numbers["forget"]) == 2
+def test_agrees_when_larger_lr_forgets_and_l2_leaves_almost_nothing():
+    v = verdict((HIGH, HALFWAY), (L2, GONE))
+    assert v.verdict == "agrees"
+    assert [p.bound for p in v.numbers["parts"]] == pytest.approx([math.sqrt(4 / 26.5), 4 / 26.5])
 
 
-def test_disagrees_when_l2_keeps_the_spread():
-    v = verdict((HIGH, forgetting), (L2, remembering))
-    assert v.verdict == "disagrees" and v.numbers["remember"] == ["sgd lr 0.1, b 64, L2 0.01, 6 ep"]
+def test_l2_must_reach_almost_zero_where_a_larger_lr_only_has_to_forget():
+    """The same halfway memory agrees for the larger lr (bound 0.389) and disagrees for L2 (0.151)."""
+    assert verdict((HIGH, HALFWAY)).verdict == "agrees"
+    v = verdict((L2, HALFWAY))
+    assert v.verdict == "disagrees" and "L2" in v.reason
+
+
+def test_disagrees_when_any_group_remembers():
+    v = verdict((HIGH, noisy(0.05, draw=3)), (L2, GONE))
+    assert v.verdict == "disagrees" and "lr 1" in v.reason
+
+
+def test_inconclusive_when_the_l2_group_does_not_interpolate():
+    """The claim's checkpoint does not exist without interpolation: no complete seeds."""
+    runs = group(accuracy=SGD, seeds=SEEDS8) + group(L2, accuracy=GONE, seeds=SEEDS8, tau=None, train_acc=0.9)
+    v = CLAIM.judge(CLAIM.evidence(group_runs(runs)))
+    assert v.verdict == "inconclusive" and "complete seeds" in v.reason
 
 
 def test_inconclusive_when_the_baseline_does_not_interpolate():
-    v = verdict((HIGH, forgetting), baseline=group(accuracy=remembering, tau=None, train_acc=0.8))
-    assert v.verdict == "inconclusive"
-
-
-def test_inconclusive_when_a_spread_straddles():
-    v = verdict((HIGH, lambda s, k: 0.6 - (0.11 if s == 2.5 and k in (1, 3) else 0.0)))
-    assert v.verdict == "inconclusive"
+    v = verdict((HIGH, HALFWAY), baseline=group(accuracy=SGD, seeds=SEEDS8, tau=None, train_acc=0.8))
+    assert v.verdict == "inconclusive" and "baseline does not interpolate" in v.reason
 
 
 def test_not_run_without_larger_lr_or_l2_groups():
@@ -45,20 +62,26 @@ def test_not_run_without_larger_lr_or_l2_groups():
 
 
 def test_momentum_at_the_same_lr_is_not_a_larger_lr():
-    v = verdict(({"optimizer": "sgd_momentum"}, forgetting))
-    assert v.verdict == "not run"
+    v = CLAIM.evidence(group_runs(group(accuracy=SGD) + group({"momentum": 0.9}, accuracy=GONE)), "synthetic")
+    assert v.data["groups"] == []
 
 
-def test_the_end_of_training_verdict_is_stated_beside_the_selected_one():
-    """L2 decay acts late: the early validation-selected predictor still remembers, the trained one forgets."""
-    v = verdict((L2, lambda s, k: (remembering(s, k), forgetting(s, k))))
-    assert v.verdict == "disagrees" and "on the end-of-training spread: agrees" in v.reason
-    assert v.numbers["end_of_training"] == "agrees"
+def test_thresholds_are_the_pre_registered_values():
+    assert CLAIM.threshold("forgets") == pytest.approx(math.sqrt(4.0 / 26.5))
+    assert CLAIM.threshold("almost_zero") == pytest.approx(4.0 / 26.5)
 
 
-SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
-    ("agrees", evidence((HIGH, forgetting), (L2, forgetting))),
-    ("disagrees", evidence((HIGH, forgetting), (L2, remembering))),
-    ("inconclusive", evidence((HIGH, lambda s, k: 0.6 - (0.11 if s == 2.5 and k in (1, 3) else 0.0)))),
-    ("not run", evidence(({"optimizer": "sgd_momentum"}, forgetting))),
+@pytest.mark.parametrize("name, setting, accuracy", [("forgets", HIGH, HALFWAY), ("almost_zero", L2, GONE)])
+def test_each_threshold_moved_by_20_percent_flips_a_case_at_its_bound(name, setting, accuracy):
+    ev = evidence((setting, accuracy))
+    hi = judged(CLAIM, ev).numbers["parts"][0].interval.hi
+    outcomes = moved(CLAIM, ev, name, [hi * f for f in (1 / 1.2, 1.2)])
+    assert outcomes[0] in ("inconclusive", "disagrees") and outcomes[1] == "agrees"
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule (simulated OC included)
+    ("agrees", evidence((HIGH, HALFWAY))),
+    ("disagrees", evidence((L2, HALFWAY))),
+    ("inconclusive", evidence((HIGH, HALFWAY), baseline=group(accuracy=SGD, seeds=SEEDS8, tau=None, train_acc=0.8))),
+    ("not run", evidence()),
 ]

@@ -1,9 +1,8 @@
-"""C5 (larger batches increase the spread): exact permutation trend test on synthetic records."""
-
-import math
+"""C5 (larger batches remember more): the memory at the smallest batch over the largest, on
+synthetic records: every outcome, the checkpoint it judges, its threshold."""
 
 import pytest
-from spec_b_records import group
+from spec_b_records import SEEDS8, group, judged, moved, noisy
 
 from implicitbias.claims.c5_larger_batches_keep_more_memory import CLAIM
 from implicitbias.validation.analysis import group_runs
@@ -11,58 +10,60 @@ from implicitbias.validation.analysis import group_runs
 BATCHES = (16, 32, 64, 128, 256)
 
 
-def evidence(spread_points, seeds=(0, 1, 2, 3), batches=BATCHES):
-    """One group per batch size whose seed-mean spread is ``spread_points(b)``."""
+def evidence(memory_points, seeds=SEEDS8, batches=BATCHES, **kw):
+    """One group per batch size whose memory is ``memory_points(b)`` points (noise 0.5 points)."""
     runs = []
-    for b in batches:
-        drop = spread_points(b) / 100
-        runs += group({"batch_size": b}, seeds=seeds,
-                      accuracy=lambda s, k, drop=drop: 0.6 - drop * (s == 2.5) + 0.004 * k * (s == 0.5))
+    for i, b in enumerate(batches):
+        runs += group({"batch_size": b}, seeds=seeds, accuracy=noisy(memory_points(b) / 100, draw=i), **kw)
     return CLAIM.evidence(group_runs(runs), "synthetic")
 
 
-def verdict(spread_points, seeds=(0, 1, 2, 3), batches=BATCHES):
-    return CLAIM.judge(evidence(spread_points, seeds, batches))
+def verdict(memory_points, seeds=SEEDS8, batches=BATCHES, **kw):
+    return judged(CLAIM, evidence(memory_points, seeds, batches, **kw), 0)
 
 
-def test_agrees_on_a_rising_spread_with_the_exact_p_value():
-    v = verdict(lambda b: 5 + 2 * math.log2(b))
-    assert v.verdict == "agrees"
-    assert v.numbers["pairings"] == 120 and v.numbers["p"] == pytest.approx(1 / 120)
-    assert v.numbers["slope"]["estimate"] == pytest.approx(2.0, abs=1e-9)
-    assert "n = 5 batch sizes" in v.measured
+def test_agrees_when_memory_rises_with_the_batch():
+    v = verdict(lambda b: {16: 0.5, 32: 1.5, 64: 2.5, 128: 3.5, 256: 4.5}[b])
+    assert v.verdict == "agrees" and v.numbers["estimate"].hi < 1
+    assert "exact permutation p" in v.measured and "120 pairings" in v.measured
 
 
-def test_disagrees_on_a_falling_spread():
-    v = verdict(lambda b: 30 - 2 * math.log2(b))
-    assert v.verdict == "disagrees"
+def test_disagrees_when_memory_falls_with_the_batch():
+    v = verdict(lambda b: {16: 4.5, 32: 3.5, 64: 2.5, 128: 1.5, 256: 0.5}[b])
+    assert v.verdict == "disagrees" and v.numbers["estimate"].lo > 1
 
 
-def test_disagrees_on_a_flat_spread():
-    v = verdict(lambda b: 10.0)
-    assert v.verdict == "disagrees" and v.numbers["slope"]["hi"] < CLAIM.threshold("min_trend")
-
-
-def test_inconclusive_on_a_noisy_rise():
-    """Rising on average but not in order (p > 0.05) and its CI reaching a real rise."""
-    v = verdict({16: 9, 32: 14, 64: 8, 128: 15, 256: 12}.get)
-    assert v.verdict == "inconclusive" and v.numbers["p"] > 0.05
+def test_inconclusive_on_a_flat_memory():
+    assert verdict(lambda b: 3.0).verdict == "inconclusive"
 
 
 def test_inconclusive_with_too_few_batch_sizes_or_seeds():
-    assert verdict(lambda b: b / 10, batches=(64, 128)).verdict == "inconclusive"
-    assert verdict(lambda b: b / 10, seeds=(0, 1)).verdict == "inconclusive"
+    assert verdict(lambda b: 3.0, batches=(64, 128)).verdict == "inconclusive"
+    assert verdict(lambda b: 3.0, seeds=(0, 1)).verdict == "inconclusive"
+
+
+def test_judges_every_checkpoint_minimum_not_only_interpolating_ones():
+    """b = 16 never interpolates: the judged minimum over all checkpoints still counts it."""
+    v = verdict(lambda b: {16: 0.5, 32: 1.5, 64: 2.5, 128: 3.5, 256: 4.5}[b])
+    assert v.numbers["estimate"].checkpoint == "all"
 
 
 def test_not_run_without_batch_sizes():
-    v = CLAIM.judge(CLAIM.evidence(group_runs(group({"optimizer": "adam", "lr": 1e-3},
-                                                    accuracy=lambda s, k: 0.5)), ""))
-    assert v.verdict == "not run"
+    adam = CLAIM.evidence(group_runs(group({"optimizer": "adam"}, accuracy=noisy(0.01))))
+    assert CLAIM.judge(adam).verdict == "not run"
 
 
-SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
-    ("agrees", evidence(lambda b: 5 + 2 * math.log2(b))),
-    ("disagrees", evidence(lambda b: 30 - 2 * math.log2(b))),
-    ("inconclusive", evidence({16: 9, 32: 14, 64: 8, 128: 15, 256: 12}.get)),
-    ("not run", CLAIM.evidence(group_runs(group({"optimizer": "adam", "lr": 1e-3}, accuracy=lambda s, k: 0.5)), "")),
+def test_the_threshold_is_the_pre_registered_value_and_moved_by_20_percent_flips_a_case():
+    assert CLAIM.threshold("grows") == 1.0
+    ev = evidence(lambda b: {16: 1.5, 32: 2.0, 64: 2.5, 128: 3.0, 256: 3.5}[b])
+    hi = judged(CLAIM, ev).numbers["estimate"].hi  # bound 1 / grows: hi < 1 / grows agrees
+    outcomes = moved(CLAIM, ev, "grows", [f / hi for f in (1.2, 1 / 1.2)])
+    assert outcomes[0] in ("inconclusive", "disagrees") and outcomes[1] == "agrees"
+
+
+SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule (simulated OC included)
+    ("agrees", evidence(lambda b: {16: 0.5, 32: 1.5, 64: 2.5, 128: 3.5, 256: 4.5}[b])),
+    ("disagrees", evidence(lambda b: {16: 4.5, 32: 3.5, 64: 2.5, 128: 1.5, 256: 0.5}[b])),
+    ("inconclusive", evidence(lambda b: 3.0, batches=(64, 128))),
+    ("not run", CLAIM.evidence(group_runs(group({"optimizer": "adam"}, accuracy=noisy(0.01))))),
 ]

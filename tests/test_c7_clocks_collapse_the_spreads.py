@@ -15,7 +15,7 @@ GRID = [(c, e) for c in CLOCKS for e in (30, 120)]
 
 def point(clock, epochs, spread, family="sgd"):
     return {"label": f"clock {clock:g}, {epochs} ep", "family": family, "governing": "T_SGD", "clock": clock,
-            "epochs": epochs, "steps": 8 * epochs, "optimizer": "sgd", "n_diverged": 0, "n_runs": 20,
+            "epochs": epochs, "steps": 8 * epochs, "lr": 0.1, "optimizer": "sgd", "n_diverged": 0, "n_runs": 20,
             "spread": {"estimate": spread, "lo": spread - 1, "hi": spread + 1, "n": 4, "level": 0.95}}
 
 
@@ -63,7 +63,47 @@ def test_disagrees_when_epochs_predict_the_spread():
 
 def test_disagrees_when_the_clock_is_less_than_the_margin_better():
     v = CLAIM.judge(evidence(BARELY))
-    assert -1 < v.numbers["lo"] < v.numbers["difference"] < 0 < v.numbers["hi"]
+    assert -1 < v.numbers["lo"] < v.numbers["difference"] < v.numbers["hi"] and v.numbers["hi"] > 0
+
+
+def test_a_two_variable_fit_of_lr_and_epochs_is_a_comparator_the_clock_must_beat():
+    """Spreads linear in log lr and log epochs, the clock unrelated to both: the strongest non-clock
+    predictor is the two-variable fit, and the clock loses to it."""
+    lrs = [0.05, 0.1, 0.2, 0.4, 0.05, 0.1, 0.2, 0.4]
+    epochs = [30, 30, 30, 30, 120, 120, 120, 120]
+    clocks = [0.3, 0.02, 0.9, 0.1, 0.05, 0.7, 0.2, 0.4]
+    pts = [{**point(c, e, 10 - 2 * math.log(lr) - math.log(e)), "lr": lr} for c, e, lr in zip(clocks, epochs, lrs)]
+    v = CLAIM.judge(CLAIM.family_evidence(pts, "sgd"))
+    # steps = 8 x epochs here: (lr, epochs) and (lr, steps) fit equally well
+    assert v.verdict == "disagrees" and v.numbers["strongest"].startswith("log lr + log")
+    # exact wherever the fitting half holds both epoch counts (else the least-squares fit is underdetermined)
+    assert v.numbers["error_strongest"] < 0.1 < v.numbers["error_clock"]
+
+
+def test_inconclusive_when_a_comparator_orders_the_groups_as_the_clock_does():
+    """lr x epochs proportional to the clock: the grid cannot tell them apart."""
+    pts = [{**point(c, e, 12 - 2 * math.log(c, 4)), "lr": c / e} for c, e in GRID]
+    v = CLAIM.judge(CLAIM.family_evidence(pts, "sgd"))
+    assert v.verdict == "inconclusive" and "lr_epochs" in v.reason
+
+
+def test_linear_errors_are_zero_on_exactly_linear_data_and_match_a_hand_fit():
+    from implicitbias.claims.c7_clocks_collapse_the_spreads import linear_errors
+    from implicitbias.numerics.metrics.clock_collapse import half_splits
+
+    x = [1.0, 2.0, 4.0, 8.0]
+    masks, _ = half_splits(4)
+    assert linear_errors([x], [3 + 2 * math.log(v) for v in x], masks) == pytest.approx([0.0] * 4, abs=1e-9)
+    y = [1.0, 0.0, 2.0, 5.0]
+    got = linear_errors([x], y, masks)
+    u = [math.log(v) for v in x]
+    want = [0.0] * 4
+    for mask in masks:  # a line through the two fitting points, evaluated at the two held out
+        (i, j), held = [k for k in range(4) if mask[k]], [k for k in range(4) if not mask[k]]
+        slope = (y[j] - y[i]) / (u[j] - u[i])
+        for k in held:
+            want[k] += abs(y[i] + slope * (u[k] - u[i]) - y[k]) / 3  # each group is held out in 3 of the 6 splits
+    assert got == pytest.approx(want)
 
 
 def test_inconclusive_reason_names_the_straddle():

@@ -34,7 +34,7 @@ from implicitbias.validation.run import canonical_config
 def _mini(block):
     """The toy tier's block at sigma_w 0.25 and 2.5, seeds 0-2, 4 epochs on 120 images."""
     return tuple(canonical_config({**c, "epochs": 4, "train_size": 120, "val_size": 100, "test_size": 200})
-                 for c in tier(TOY).configs(block) if c["sigma_w"] in (0.25, 2.5) and c["seed"] < 3)
+                 for c in tier(TOY).configs(block) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in tier(TOY).seeds[:3])
 
 
 MINI = dataclasses.replace(tier(TOY), name="toy-mini", blocks={b: _mini(b) for b in ("sgd_low", "adam")})
@@ -137,34 +137,39 @@ def test_every_claim_plan_names_blocks_its_tiers_have(report_tier):
             assert set(blocks) <= set(t.blocks), (claim.id, t.name)
 
 
-def _tiny_tier():
-    """Every block of the toy tier at toy-of-the-toy size (2 sigma_w x 3 seeds, 3 epochs, 120 images)."""
+def _tiny_tier(spec=TOY):
+    """Every block of a toy tier at toy-of-the-toy size (2 sigma_w x 3 seeds, 3 epochs, 120 images; the
+    long horizons 75 epochs)."""
     sizes = {16: 8, 32: 16, 64: 32, 128: 64, 256: 100}
     blocks = {}
-    for name, configs in tier(TOY).blocks.items():
+    for name, configs in tier(spec).blocks.items():
+        long = name.endswith("x")  # sgd_low_25x, sgd_low_cosine_5x
         blocks[name] = tuple(
             canonical_config({**c, "train_size": 120, "val_size": 100, "test_size": 200, "batch_size": sizes[c["batch_size"]],
-                              "epochs": 75 if "25x" in name else 3, "eval_every": 25 if "25x" in name else 1,
-                              "eval_dense_until": 3 if "25x" in name else 0})
-            for c in configs if c["sigma_w"] in (0.5, 2.5) and c["seed"] < 3)
-    return dataclasses.replace(tier(TOY), name="toy-tiny", blocks=blocks)
+                              "epochs": 75 if long else 3, "eval_every": 25 if long else 1,
+                              "eval_dense_until": 3 if long else 0})
+            for c in configs if c["sigma_w"] in (0.5, 2.5) and c["seed"] in tier(spec).seeds[:3])
+    return dataclasses.replace(tier(spec), name=tier(spec).name.replace("toy", "toy-tiny"), blocks=blocks)
 
 
 def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, monkeypatch):
     from implicitbias.claims import forgetting
     from implicitbias.report import build_report
 
-    tiny = _tiny_tier()
-    monkeypatch.setattr(forgetting, "tier", lambda spec: tiny if spec == TOY else tier(spec))
+    from implicitbias.claims.c2_longer_training_keeps_the_spread import HORIZONS
+
+    tiny, horizons = _tiny_tier(), _tiny_tier(HORIZONS)
+    monkeypatch.setattr(forgetting, "tier", lambda spec: {TOY: tiny, HORIZONS: horizons}.get(spec) or tier(spec))
     built = build_report(tmp_path / "out", store, only=["clocks", "validation"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
-    assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 2, 3, 4, 5)} | {"C6"}  # C7: the collapse section
+    # C7: the collapse section; C2 also on the horizons spec
+    assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 2, 3, 4, 5)} | {"C2 (toy-tiny horizons)", "C6"}
     assert rows["C6"].verdict == "not run" and "full" in rows["C6"].reason
     assert all(r.verdict in ("agrees", "disagrees", "inconclusive") for k, r in rows.items() if k != "C6")
     assert "**Tier `toy-tiny`**" in text and "spread selected [CI]" in text
     assert (tmp_path / "out/figures/clocks_toy-tiny_spread_vs_clock.png").exists()
-    assert store.counts("validation.ensemble") == {"done": len(tiny.blocks)}  # each block trained once
+    assert store.counts("validation.ensemble") == {"done": len(tiny.blocks) + len(horizons.blocks)}  # each once
 
 
 def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monkeypatch):

@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.numerics.metrics.forgetting_metrics import norm_slope, run_summary, spread
+from implicitbias.numerics.metrics.forgetting_metrics import INTERPOLATION_THRESHOLD, norm_slope, run_summary, spread
 from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 from implicitbias.validation.groups import group_by_setting, setting
 
-__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma", "family", "describe"]
+__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
+           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of"]
 
 Run = tuple[dict, dict]  # (canonical run config, record)
 
@@ -54,11 +55,12 @@ def family(config: Mapping) -> str:
 
 
 def describe(config: Mapping) -> str:
-    """A short name of a setting: optimiser, lr, batch, decay, horizon."""
+    """A short name of a setting: optimiser, lr, batch, decay, schedule (unless constant), horizon."""
     c = config
     wd = f", L2 {c['weight_decay']:g}" if c["weight_decay"] and c["optimizer"] not in ("adamw", "muon") else (
         f", wd {c['weight_decay']:g}" if c["weight_decay"] else "")
-    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}, {c['epochs']} ep"
+    sched = f", {c['schedule']}" if c.get("schedule", "constant") != "constant" else ""
+    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}{sched}, {c['epochs']} ep"
 
 
 @dataclass
@@ -97,6 +99,13 @@ def _truncate(record: Mapping, horizon: int | None) -> tuple[list[dict], int | N
     return rows, None, None
 
 
+def _interpolating_selected(rows: Sequence[Mapping]) -> Mapping | None:
+    """The row of minimum validation loss among the interpolating checkpoints (training accuracy
+    >= 99.5%; first on ties), None if the run never interpolates."""
+    interpolating = [r for r in rows if r["train_acc"] >= INTERPOLATION_THRESHOLD and r.get("val_loss") is not None]
+    return min(interpolating, key=lambda r: r["val_loss"]) if interpolating else None
+
+
 def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict[int, float]:
     out = {}
     for seed, by_sigma in values.items():
@@ -123,12 +132,16 @@ def summarise(group: Group, *, horizon: int | None = None, interpolating_only: b
         row = {"sigma_w": config["sigma_w"], "seed": config["seed"], "diverged_epoch": div_epoch, "diverged_reason": reason}
         if rows:
             s = run_summary(rows)
+            interp = _interpolating_selected(rows)
             row.update(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
+                       selected_epoch=s["selected_epoch"], interp_selected_epoch=interp and interp["epoch"],
+                       interp_selected_test_acc=interp and 100 * interp["test_acc"],
                        final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
                        initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
         else:
             row.update(tau_interp=None, selected_test_acc=None, final_test_acc=None, final_train_acc=None,
-                       initial_norm=None, final_norm=None)
+                       initial_norm=None, final_norm=None, selected_epoch=None, interp_selected_epoch=None,
+                       interp_selected_test_acc=None)
         row["kept"] = div_epoch is None and bool(rows) and (not interpolating_only or row["tau_interp"] is not None)
         row["curve"] = [[r["epoch"], r["train_acc"], r.get("test_acc")] for r in rows]
         runs.append(row)
@@ -199,6 +212,26 @@ def seed_tables(summary: Mapping, key: str = "selected_test_acc") -> dict[int, d
         if r["kept"] and r[key] is not None:
             out.setdefault(r["seed"], {})[r["sigma_w"]] = r[key]
     return out
+
+
+CHECKPOINTS = {  # the checkpoint a claim judges -> the per-run test accuracy it reads
+    "interpolating": "interp_selected_test_acc",  # min validation loss among checkpoints with >= 99.5% train acc
+    "all": "selected_test_acc",  # min validation loss over every checkpoint
+    "end": "final_test_acc",  # the last epoch
+}
+
+
+def memory_of(summary: Mapping, checkpoint: str = "interpolating", seed: int = 0):
+    """``numerics.metrics.memory_stats.memory`` of a group summary's seed x sigma_w table of test
+    accuracy (points) at ``checkpoint`` (a key of ``CHECKPOINTS``; runs without it are missing)."""
+    from implicitbias.numerics.metrics.memory_stats import memory
+
+    return memory(seed_matrix(summary, CHECKPOINTS[checkpoint], summary["seeds"]), seed=seed)
+
+
+def slopes_of(summary: Mapping) -> list[float]:
+    """The per-seed log-norm slopes of a group summary (seeds with two or more kept sigma_w)."""
+    return [p["norm_slope"] for p in summary["per_seed"] if p["norm_slope"] is not None]
 
 
 def mean_by_sigma(summary: Mapping, key: str) -> dict[float, float]:

@@ -3,29 +3,30 @@
 Source: Spec B s. 2, C5; Das et al., arXiv 2605.29152 (b in {16, 32, 64, 128, 256}).
 
 Low-lr SGD groups that differ only in the batch size b (same learning rate and epochs: a larger
-b takes fewer, equally long steps, so T_SGD = (1/b) sum eta^2 falls as 1/b^2).  Per b, the spread
-of seed-mean validation-selected test accuracy (the same rule on the end-of-training spread is
-stated beside the verdict); the trend is the least-squares slope of that
-spread against log2 b (points per doubling of b), with
+b takes fewer, equally long steps, so T_SGD = (1/b) sum eta^2 falls as 1/b^2).  Part
+(``claims.memory_rules``, pre-registered as q = m(largest b) / m(smallest b) above ``grows`` = 1,
+computed as its reciprocal so that a smallest batch without memory is a ratio of 0, not a
+division by 0; the percentile interval of 1/q is the reciprocal of q's): r = m(smallest b) /
+m(largest b) below 1 / ``grows``.  Judged at the minimum validation loss over all checkpoints
+(the spec's measure; the toy tier's b = 16 never interpolates), the interpolating checkpoint and
+the end beside.  Shown with it: the exact permutation trend test of the memories against log2 b
+(all n! pairings).
 
-- its exact permutation p-value: all n! pairings of the n batch sizes with the n spreads
-  (n = 5: 120 pairings, smallest possible p = 1/120), one-sided for an increase;
-- its bootstrap CI, resampling every batch size's seeds independently.
-
-- agrees: slope > 0 with p <= ``alpha``;
-- disagrees: the slope's CI lies below ``min_trend`` (no meaningful increase: flat or falling);
-- inconclusive: otherwise, or fewer than ``min_batches`` batch sizes with ``min_seeds`` seeds.
+- agrees: the interval lies below 1 (the smallest batch remembers less); disagrees: above 1;
+- inconclusive: fewer than ``min_batches`` batch sizes with ``min_seeds`` complete seeds, the
+  largest batch shows no memory, a straddling interval, or underpowered (simulated rates > 5%).
 """
 
 from __future__ import annotations
 
 import math
 
-from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
+from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
+from implicitbias.claims import memory_rules as mr
 from implicitbias.claims.forgetting_figures import batch_figure
-from implicitbias.numerics.metrics.resampling import slope_ci, trend_test
-from implicitbias.validation.analysis import seed_matrix, spread_of_means, summarise
+from implicitbias.numerics.metrics.resampling import trend_test
+from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
 
 _BLOCKS = ("sgd_low", "sgd_low_b16", "sgd_low_b32", "sgd_low_b128", "sgd_low_b256")
 
@@ -37,9 +38,10 @@ class C5(fg.GroupClaim):
     section = "clocks"
     order = 5
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
+    judged = "all"
+    oc_sims = mr.SIMS
     thresholds = {
-        "alpha": fg.ALPHA,
-        "min_trend": Threshold(0.5, "points per doubling of b: 2 points over 16 -> 256, the smallest rise worth the name"),
+        "grows": mr.GROWS,
         "min_batches": Threshold(3, "a trend needs three batch sizes"),
         "min_seeds": fg.MIN_SEEDS,
     }
@@ -49,41 +51,38 @@ class C5(fg.GroupClaim):
     def evidence(self, groups, label: str = "") -> Evidence:
         series = fg.roles(groups).batch_series
         summaries = [summarise(g) for g in series]
-        data = {"groups": summaries}
-        usable = [s for s in summaries if s["spread_selected"]["n"] >= self.threshold("min_seeds")]
-        if len(usable) >= self.threshold("min_batches"):
-            x = [math.log2(s["setting"]["batch_size"]) for s in usable]
-            data["batch_sizes"] = [s["setting"]["batch_size"] for s in usable]
-            for key, acc, suffix in (("spread_selected", "selected_test_acc", ""), ("spread_final", "final_test_acc", "_final")):
-                data["test" + suffix] = trend_test(x, [s[key]["estimate"] for s in usable], "greater")
-                data["slope" + suffix] = slope_ci(x, [seed_matrix(s, acc) for s in usable], spread_of_means)
-        check = f"low-lr SGD at b = {[s['setting']['batch_size'] for s in summaries]}, same lr and epochs"
+        data = {"groups": summaries, "memory": {cp: [memory_of(s, cp) for s in summaries] for cp in CHECKPOINTS}}
+        check = (f"low-lr SGD at b = {[s['setting']['batch_size'] for s in summaries]}, same lr and epochs; verdict "
+                 f"seeds {summaries[0]['seeds'] if summaries else '-'}")
         return Evidence(check, data, label)
-
 
     def judge(self, evidence: Evidence) -> Verdict:
         d = evidence.data
         if not d["groups"]:
             return not_run("no low-lr SGD groups differing in batch size")
-        spreads = "; ".join(f"b {s['setting']['batch_size']}: {fg.fmt_ci(s['spread_selected'], ' pts')} (end "
-                            f"{fg.fmt_ci(s['spread_final'], ' pts', False)}), {fg.fmt_failures(s)}" for s in d["groups"])
-        if "test" not in d:
-            return inconclusive(f"fewer than {self.threshold('min_batches'):g} batch sizes with "
-                                f"{self.threshold('min_seeds'):g} seeds", spreads)
-        return fg.with_end_of_training(self._rule(d["test"], d["slope"], spreads),
-                                       self._rule(d["test_final"], d["slope_final"], spreads))
+        mems = d["memory"][self.judged]
+        usable = [(s, m) for s, m in zip(d["groups"], mems) if m.n >= self.threshold("min_seeds")]
+        context = "; ".join(f"b {s['setting']['batch_size']}: m {m.m:.2f} pts (raw spread {m.spread:.2f}, noise "
+                            f"{m.sigma:.2f}, {m.n} seeds, permutation p {m.p:.3g}), {fg.fmt_failures(s)}"
+                            for s, m in zip(d["groups"], mems))
+        if len(usable) >= 3:
+            t = trend_test([math.log2(s["setting"]["batch_size"]) for s, _ in usable], [m.m for _, m in usable])
+            context += (f"; memory trend {t['slope']:.2f} pts per doubling, exact permutation p {t['p']:.3g} "
+                        f"({t['pairings']} pairings)")
+        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["groups"][0]["seeds"],
+                                 self.oc_sims, context, halves=d.get("halves"))
 
-    def _rule(self, t: dict, slope: dict, spreads: str) -> Verdict:
-        measured = (f"slope {fg.fmt_ci(slope, ' pts per doubling', False)}, exact permutation p = {t['p']:.3g} "
-                    f"(n = {t['n']} batch sizes, {t['pairings']} pairings); {spreads}")
-        numbers = {"slope": slope, "p": t["p"], "n": t["n"], "pairings": t["pairings"]}
-        if t["slope"] > 0 and t["p"] <= self.threshold("alpha"):
-            return agrees(f"the spread rises with b (one-sided p <= {self.threshold('alpha'):g})", measured, **numbers)
-        if slope["hi"] < self.threshold("min_trend"):
-            return disagrees(f"no meaningful rise: the slope's CI lies below {self.threshold('min_trend'):g} "
-                             "pts per doubling", measured, **numbers)
-        return inconclusive(f"the rise is not significant (p = {t['p']:.3g}) and its CI reaches "
-                            f"{self.threshold('min_trend'):g} pts per doubling", measured, **numbers)
+    def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
+        """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""
+        usable = [(s, m) for s, m in zip(d["groups"], d["memory"][checkpoint]) if m.n >= self.threshold("min_seeds")]
+        if len(usable) < self.threshold("min_batches"):
+            return [], (f"fewer than {self.threshold('min_batches'):g} batch sizes with "
+                        f"{self.threshold('min_seeds'):g} complete seeds")
+        (small, m_small), (large, m_large) = usable[0], usable[-1]
+        if not m_large.m > 0:
+            return [], f"the largest batch (b {large['setting']['batch_size']}) shows no memory"
+        what = f"memory ratio m(b {small['setting']['batch_size']}) / m(b {large['setting']['batch_size']})"
+        return [mr.ratio_part(what, m_small, m_large, 1 / self.threshold("grows"), True, sims)], ""
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         if not evidence.data["groups"]:

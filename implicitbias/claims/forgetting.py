@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict
@@ -46,19 +46,15 @@ from implicitbias.validation import run as run_mod
 
 __all__ = [
     "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
-    "measure_groups", "SPREAD", "MIN_SEEDS", "ALPHA", "DEEP", "with_end_of_training", "fmt_ci", "fmt_failures",
-    "overview", "judge_runs", "judge_groups",
+    "measure_groups", "MIN_SEEDS", "DEEP", "fmt_ci", "fmt_failures",
+    "overview", "judge_runs", "judge_groups", "memory_verdict",
 ]
 
 DEEP = ("resnet56", "resnet110")
 _OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum")
 _ALWAYS_FREE = ("eval_every", "eval_dense_until")  # how often a run is evaluated never changes its training
 
-SPREAD = Threshold(5.0, "points of test accuracy between best and worst sigma_w (seed means): well above the "
-                        "~2-point range that test-set noise leaves in the mean of >= 3 seeds, and a fifth of the "
-                        "26.5 points the source reports for low-lr SGD")
-MIN_SEEDS = Threshold(3, "a bootstrap CI over fewer seeds is no interval at all")
-ALPHA = Threshold(0.05, "one-sided level of the exact permutation tests")
+MIN_SEEDS = Threshold(3, "complete seeds a group needs: fewer leave the ANOVA's seed noise nearly unmeasured")
 
 
 @dataclass(frozen=True)
@@ -149,13 +145,37 @@ class GroupClaim(Claim):
                 for e in self.evidences_of(lambda: measure_groups(ctx, t, blocks), t.name)]
 
     def evidences_of(self, measure: Callable[[], list[Group]], label: str) -> list[Evidence]:
-        """``evidences`` of the groups ``measure()`` trains or reads; one ``not run`` Evidence
-        (``missing``) when their data files are not on this machine, so other tiers still run."""
+        """``evidences`` of the groups ``measure()`` trains or reads, each with the verdicts on two
+        seed halves (:meth:`halves`) for claims with simulated operating characteristics; one
+        ``not run`` Evidence (``missing``) when their data files are not on this machine, so other
+        tiers still run."""
         try:
             groups = measure()
         except DataUnavailable as exc:
             return [Evidence(f"{label}: needs its data files", {}, label, missing=str(exc))]
-        return self.evidences(groups, label)
+        out = self.evidences(groups, label)
+        if hasattr(self, "oc_sims"):
+            for e in out:
+                e.data["halves"] = self.halves(groups, label)
+        return out
+
+    def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], str]]:
+        """Stability: the verdict of the same rule (its intervals, no simulation) on each of two
+        disjoint halves of the seeds, ``[(seeds, verdict), (seeds, verdict)]``; empty with fewer
+        than 2 x ``min_seeds`` seeds."""
+        seeds = sorted({c["seed"] for g in groups for c, _ in g.runs})
+        if len(seeds) < 2 * self.threshold("min_seeds"):
+            return []
+        half = len(seeds) // 2
+        out, saved = [], self.oc_sims
+        try:
+            self.oc_sims = 0
+            for part in (seeds[:half], seeds[half:]):
+                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g in groups]
+                out.append((part, self.judge(self.evidence(sub, label)).verdict))
+        finally:
+            self.oc_sims = saved
+        return out
 
 
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
@@ -225,11 +245,43 @@ def roles(groups: Sequence[Group]) -> Roles:
     return out
 
 
-def with_end_of_training(selected: Verdict, end: Verdict) -> Verdict:
-    """The verdict on the validation-selected spread (the spec's measure), its reason also saying
-    what the same rule gives on the end-of-training spread (the interpolating predictor)."""
-    return Verdict(selected.verdict, f"{selected.reason}; on the end-of-training spread: {end.verdict}",
-                   selected.measured, {**selected.numbers, "end_of_training": end.verdict})
+def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str, seeds: Sequence[int],
+                   sims: int, context: str = "", halves: Sequence | None = None) -> Verdict:
+    """The verdict of a memory rule (``claims.memory_rules``) judged at checkpoint ``judged``, with
+    its simulated operating characteristics; the same rule at the other checkpoints stated beside.
+
+    ``parts_at(checkpoint, sims)`` returns the rule's parts there and a failed premise ("" if none);
+    ``sims`` = 0 judges by the intervals alone (no simulation, no underpowered verdict: the rule's tests).
+    ``halves``: the verdicts on two disjoint seed halves (``GroupClaim.halves``), stated as stability.
+    """
+    from implicitbias.claims import memory_rules as mr
+    from implicitbias.validation.analysis import CHECKPOINTS
+
+    decision = mr.decide(*parts_at(judged, sims), simulate=sims > 0)
+    beside = {cp: mr.decide(*parts_at(cp, 0), simulate=False).verdict for cp in CHECKPOINTS if cp != judged}
+    differ = [cp for cp, v in beside.items() if v != decision.verdict]
+    oc = decision.oc
+    rates = ("OC not simulated" if oc is None else
+             f"simulated ({oc.sims} tiers, n = {oc.n}): P(agrees | false) {oc.agree_false:.3f}, P(disagrees | true) "
+             f"{oc.disagree_true:.3f}, P(inconclusive | true) {oc.inconclusive_true:.3f}")
+    measured = "; ".join([mr.describe(p) for p in decision.parts] + [rates] + ([context] if context else []))
+    also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())
+    reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
+              + (f" (differs at {', '.join(differ)})" if differ else ""))
+    stability = ""
+    if halves:
+        (a, va), (b, vb) = halves
+        stability = (f"{'same verdict' if va == vb == decision.verdict else 'not the same verdict'} on seeds "
+                     f"{_span(a)} ({va}) and {_span(b)} ({vb}), intervals only")
+        reason += f"; stability: {stability}"
+    estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stability)
+    return Verdict(decision.verdict, reason, measured, {"estimate": estimate, "beside": beside,
+                                                        "parts": decision.parts})
+
+
+def _span(seeds: Sequence[int]) -> str:
+    s = sorted(seeds)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 2 else ", ".join(map(str, s))
 
 
 # -- wording -----------------------------------------------------------------------------------
@@ -296,6 +348,8 @@ def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> s
     rows, details = [], []
     for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
         for evidence in claim.evidences(groups, label):
+            if hasattr(claim, "oc_sims"):
+                evidence.data["halves"] = claim.halves(groups, label)
             verdict = claim.judge(evidence)
             rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
             details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",

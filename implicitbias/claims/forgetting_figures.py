@@ -113,27 +113,20 @@ def groups_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
 
 
-def batch_figure(ctx, data: Mapping, name: str) -> Path:
-    """Spread (selected, CI) against the batch size, with the fitted slope per doubling."""
+def batch_figure(ctx, data: Mapping, name: str, checkpoint: str = "all") -> Path:
+    """Memory m beyond seed noise (points) and the raw spread against the batch size, at ``checkpoint``."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    cols = _columns("batch_size", "spread_selected", "lo", "hi", "seeds")
-    for s in data["groups"]:
-        b = s["setting"]["batch_size"]
-        _errorbar(ax, b, s["spread_selected"], "tab:red")
-        for k, v in (("batch_size", b), ("spread_selected", s["spread_selected"]["estimate"]),
-                     ("lo", s["spread_selected"]["lo"]), ("hi", s["spread_selected"]["hi"]),
-                     ("seeds", s["spread_selected"]["n"])):
+    cols = _columns("batch_size", "memory", "noise", "raw_spread", "seeds")
+    for s, m in zip(data["groups"], data["memory"][checkpoint]):
+        for k, v in (("batch_size", s["setting"]["batch_size"]), ("memory", m.m), ("noise", m.sigma),
+                     ("raw_spread", m.spread), ("seeds", m.n)):
             cols[k].append(v)
-    if "test" in data:
-        b = np.array(data["batch_sizes"], dtype=float)
-        y = np.array([s["spread_selected"]["estimate"] for s in data["groups"] if s["setting"]["batch_size"] in b])
-        slope = data["test"]["slope"]
-        ax.plot(b, y.mean() + slope * (np.log2(b) - np.log2(b).mean()), "k--",
-                label=f"slope {slope:.2f} pts / doubling, p = {data['test']['p']:.3g}")
-        ax.legend(fontsize=7)
+    ax.plot(cols["batch_size"], cols["memory"], "o-", color="tab:red", label="memory m (beyond seed noise)")
+    ax.plot(cols["batch_size"], cols["raw_spread"], "s:", color="tab:grey", label="raw spread of seed means")
+    ax.legend(fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("batch size b")
-    ax.set_ylabel("spread across sigma_w (points)")
+    ax.set_ylabel(f"test accuracy across sigma_w (points), {checkpoint} checkpoint")
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
 
 

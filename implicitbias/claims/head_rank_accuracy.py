@@ -5,7 +5,7 @@ Source: Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5.
 
 Runs and grids: ``implicitbias.claims.head_rank``.  Over the n cells (head depth x width, He
 init, seed means) Spearman's rho between the rank and the test accuracy, with exact permutation
-p-values (all n! pairings for n <= 8; ``claims.rules.exact_spearman``).  The claim holds when
+p-values (all n! pairings for n <= 8; ``spearman``, the one-stratum case of ``numerics.metrics.memory_stats.stratified_rank_test``).  The claim holds when
 rho > 0 with one-sided p < ``significance``; it is refuted when rho < 0 with one-sided p below the
 same level; anything else (a handful of cells cannot separate a weak association from none) is
 inconclusive.  n and p are stated with the verdict.
@@ -15,8 +15,20 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
 from implicitbias.claims import head_rank as grids
-from implicitbias.claims.rules import exact_spearman
 from implicitbias.figures import plt, save_figure
+
+
+def spearman(x, y) -> dict:
+    """{"rho", "p_greater", "p_less", "n", "exact"}: Spearman's rho of (x, y) with its permutation
+    p-values over the pairings (``stratified_rank_test`` on one stratum); NaN rho below 3 points."""
+    import math
+
+    from implicitbias.numerics.metrics.memory_stats import stratified_rank_test
+
+    if len(x) < 3:
+        return {"rho": math.nan, "p_greater": 1.0, "p_less": 1.0, "n": len(x), "exact": True}
+    t = stratified_rank_test([(x, y)])
+    return {"rho": t["rho"][0], "p_greater": t["p_greater"], "p_less": t["p_less"], "n": t["n"], "exact": t["exact"]}
 
 
 class HeadRankAccuracy(grids.HeadRankClaim):
@@ -31,7 +43,7 @@ class HeadRankAccuracy(grids.HeadRankClaim):
 
     def rule(self, evidence: Evidence) -> Verdict:
         rows = grids.he_rows(evidence)
-        s = exact_spearman([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows])
+        s = spearman([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows])
         alpha = self.threshold("significance")
         kind = "exact" if s["exact"] else "Monte Carlo"
         measured = (f"Spearman rho = {s['rho']:.2f} over n = {s['n']} cells; {kind} permutation p = "

@@ -1,6 +1,7 @@
 """``implicitbias verify``: run the theorem checks only; exit 1 if any claim disagrees.
 
-Meant for other projects' CI: the exit status is 0 when every checked claim agrees (or is
+``--json`` prints the claims table as JSON, one object per claim with the columns of the
+report's ``claims.csv`` (``implicitbias.report.claims_table``).  Meant for other projects' CI: the exit status is 0 when every checked claim agrees (or is
 inconclusive), 1 when at least one disagrees (and only then), 2 on an error: bad input, or a
 claim whose computation crashed (one line naming the claim), so CI can tell a refuted claim from
 a broken run.  It computes everything in a fresh
@@ -19,6 +20,8 @@ def register(sub) -> None:
     p = sub.add_parser("verify", help="run the theorem checks; exit 1 if any claim disagrees")
     p.add_argument("--out", default=None, help="keep the checks' report here (default: a temporary folder)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print the claims table as JSON (the columns of the report's claims.csv) instead of Markdown")
     p.set_defaults(func=run)
 
 
@@ -31,11 +34,20 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # a fresh store unless one is named: verify must not trust results it did not compute
         with Store(args.store or Path(tmp) / "verify.sqlite") as store:
-            built = report.build_report(out or tmp, store, verify_only=True, progress=not args.no_progress)
+            built = report.build_report(out or tmp, store, verify_only=True, progress=not (args.no_progress or args.json))
+    failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
+    if args.json:
+        import json
+        from dataclasses import asdict
+
+        from implicitbias.report.claims_table import records
+
+        print(json.dumps([asdict(r) for r in records(built.claims)], indent=1))
+        built.raise_errors()
+        return 1 if failed else 0
     rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
     print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
     built.raise_errors()
-    failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
     if failed:
         print(f"FAILED: {', '.join(failed)}")
         return 1

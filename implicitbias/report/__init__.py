@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from implicitbias import __version__
 from implicitbias.claims import TIERS, Context, Result, evaluate, registry
 from implicitbias.figures import markdown_table
+from implicitbias.report import claims_table
 from implicitbias.store import CellError, Store
 from implicitbias.theory import params
 
@@ -57,6 +59,7 @@ class Row:
     measured: str
     verdict: str
     reason: str = ""
+    estimate: Any = None  # claims.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
 
 
 @dataclass
@@ -121,7 +124,7 @@ def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: boo
             continue
         for result in results:
             parts.append(_claim_markdown(result))
-            rows.append(Row(*result.row()))
+            rows.append(Row(*result.row(), estimate=result.verdict.numbers.get("estimate")))
     return "\n".join(parts), rows, errors
 
 
@@ -181,6 +184,8 @@ def build_report(
         if rows
         else "(no section produced claims)",
         "",
+        claims_table.markdown(rows),
+        "",
         markdown_table(["section", "seconds"], [[title, f"{dt:.1f}"] for title, _, _, dt in built]),
         "",
     ]
@@ -188,6 +193,7 @@ def build_report(
         lines += [f"## {title}", "", markdown.strip(), ""]
     report = ctx.out / "report.md"
     report.write_text("\n".join(lines))
+    claims_table.write_csv(rows, ctx.out / "claims.csv")
     write_html(report)
     return Report(report, rows, errors)
 

@@ -11,9 +11,9 @@ Spec B's verdicts state n, seeds and CIs, and use exact or permutation p-values 
     trend_test          that slope's permutation p-value: exact over all n! pairings of the
                         levels with the means for n <= 8 levels, else 9999 random pairings
                         (scipy.stats.permutation_test)
-    stratified_rank_test  sum over strata of Spearman's rho, with its permutation p-value when
-                        values are exchanged only within each stratum (exact enumeration of all
-                        within-stratum orderings up to 40320 of them, else Monte Carlo)
+
+Spearman's and the stratified rank test, and the memory statistics of Spec B's verdicts, are in
+``numerics.metrics.memory_stats``.
 
 Source of the procedures: Efron & Tibshirani (1993), ch. 13 (percentile interval); Good (2005),
 "Permutation, Parametric and Bootstrap Tests of Hypotheses", ch. 3 (exact permutation tests).
@@ -21,7 +21,6 @@ Source of the procedures: Efron & Tibshirani (1993), ch. 13 (percentile interval
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -29,7 +28,7 @@ import numpy as np
 
 from implicitbias.theory import params
 
-__all__ = ["CONFIDENCE", "bootstrap", "mean_ci", "slope_ci", "trend_test", "stratified_rank_test"]
+__all__ = ["CONFIDENCE", "bootstrap", "mean_ci", "slope_ci", "trend_test"]
 
 CONFIDENCE = 0.95
 _RESAMPLES = 9999  # Monte Carlo permutations
@@ -128,50 +127,3 @@ def trend_test(levels: Sequence[float], means: Sequence[float], alternative: str
                            n_resamples=np.inf if exact else _RESAMPLES, rng=np.random.default_rng(seed))
     return {"slope": float(res.statistic), "p": float(res.pvalue), "n": len(x),
             "pairings": math.factorial(len(x)) if exact else _RESAMPLES, "exact": exact}
-
-
-def _rho(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
-    """Pearson correlation of the rank vector ``rx`` with each row of ``ry`` (Spearman's rho; 0 if constant)."""
-    cx = rx - rx.mean()
-    cy = ry - ry.mean(axis=-1, keepdims=True)
-    den = np.sqrt((cx**2).sum() * (cy**2).sum(axis=-1))
-    return np.where(den > 0, (cy * cx).sum(axis=-1) / np.where(den > 0, den, 1.0), 0.0)
-
-
-def stratified_rank_test(strata: Sequence[tuple[Sequence[float], Sequence[float]]], seed: int = 0) -> dict:
-    """Sum over strata of Spearman's rho(x, y), and its permutation p-value within strata.
-
-    ``strata`` is a list of ``(x, y)`` pairs (e.g. one per optimiser family: log clock and
-    spread of its groups, never pooled across families); strata with fewer than three points are
-    left out.  H0: within each stratum the y are exchangeable.  The null distribution is
-    enumerated exactly when the product of n_s! is at most 40320, else drawn 9999 times (Monte
-    Carlo, p = (1 + hits) / (1 + draws)).  Written by hand because scipy's permutation_test does
-    not permute within strata.
-    Returns ``{"statistic", "rho", "p_less", "p_greater", "n", "orderings", "exact"}`` (``rho``
-    per stratum; the p-values of the two one-sided alternatives).
-    """
-    from scipy.stats import rankdata
-
-    data = [(rankdata(x), rankdata(y)) for x, y in strata if len(x) >= 3]
-    if not data:
-        raise params.ParameterError("strata must include at least one stratum of three or more points")
-    rho = [float(_rho(rx, ry[None])[0]) for rx, ry in data]
-    observed = float(sum(rho))
-    count = math.prod(math.factorial(len(ry)) for _, ry in data)
-    exact = count <= _EXACT
-    if exact:  # every within-stratum ordering: the sums over the product of the strata's orderings
-        null = np.zeros(1)
-        for rx, ry in data:
-            orders = np.array(list(itertools.permutations(range(len(ry)))))
-            null = np.add.outer(null, _rho(rx, ry[orders])).ravel()
-    else:
-        rng = np.random.default_rng(seed)
-        null = sum(_rho(rx, rng.permuted(np.tile(ry, (_RESAMPLES, 1)), axis=1)) for rx, ry in data)
-    tol = 1e-12
-
-    def p(hits: int) -> float:
-        return hits / len(null) if exact else (1 + hits) / (1 + len(null))
-
-    return {"statistic": observed, "rho": rho, "p_less": p(int((null <= observed + tol).sum())),
-            "p_greater": p(int((null >= observed - tol).sum())), "n": sum(len(ry) for _, ry in data),
-            "orderings": count if exact else _RESAMPLES, "exact": exact}

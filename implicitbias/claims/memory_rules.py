@@ -1,0 +1,387 @@
+"""The verdict rules of Spec B's memory claims (C1-C5), their pre-registered thresholds and their
+simulated operating characteristics.
+
+Source: Das et al., arXiv 2605.29152, as summarised in Spec B s. 2: on ResNet-9 / CIFAR-10,
+low-lr SGD's test accuracy varies by 26.5 points across sigma_w; Muon's by about 4.0 points;
+with L2 decay 1e-2 "almost zero"; larger batches remember more.  The source is comparative, so
+memory is judged relative to the low-lr SGD baseline of the same tier (the ratio of memories
+r = m_group / m_SGD, ``numerics.metrics.memory_stats``); the only absolute statement, 26.5 points,
+is on the CIFAR-10 scale and is not compared with a toy tier's points.
+
+Pre-registered thresholds (benchmarks/RESULTS.md, "Spec B pre-registration", committed before the
+verdict seeds were run; never tuned afterwards):
+
+    PAPER_RATIO = 4.0 / 26.5 = 0.151     Muon's memory as a fraction of low-lr SGD's (the paper's
+                                         one forgetting number)
+    FORGOTTEN   = sqrt(PAPER_RATIO) = 0.389   the geometric midpoint between "forgets as Muon"
+                                         (0.151) and "remembers as SGD" (1): a ratio below it is
+                                         closer (in log ratio) to the paper's forgetting than to
+                                         SGD's memory.  Used for forgetting (C3, C4 larger lr),
+                                         not forgetting (C2) and the norm slopes (C1, C3; 1 is a
+                                         final norm proportional to the initial one, 0 a common one)
+    ALMOST_ZERO = PAPER_RATIO = 0.151    L2 1e-2 "almost zero": below what the paper calls Muon's
+                                         small spread (C4, L2 groups)
+    NOISE       = 1.0                    (choice) C1: memory s = m / sigma at least one run's seed
+                                         noise (the paper's 26.5 points are many times any seed noise)
+    GROWS       = 1.0                    C5: memory at the largest batch over the smallest (> 1: grows)
+
+A part of a rule compares an interval with its bound: ``agrees`` when the whole interval lies on
+the claim's side, ``disagrees`` when it lies on the other, else ``inconclusive``.  A claim with
+several parts (groups, norm) agrees when *every* part agrees and disagrees when *any* part
+disagrees.
+
+Operating characteristics (``oc_*``): each part simulated ``SIMS`` times at the tier's n and
+measured variance components, in a world where its claim holds and one where it fails, each a
+factor ``WORLD`` = 1 / sqrt(PAPER_RATIO) = 2.57 from the bound (the paper's own Muon-vs-SGD
+contrast centred on it: ratio worlds 0.151 and 1; L2 worlds 0.059 and 0.389; C1 worlds s = 2.57
+and 0.389).  Wrong-direction rates: P(agrees | false) and P(disagrees | true).  For a claim of
+several parts: P(agrees | false) <= the largest part's (agreeing needs every part) and
+P(disagrees | true) <= the sum of the parts' (union bound); both must be <= ``MAX_WRONG``, else
+the verdict is ``inconclusive (underpowered)`` with the seeds the simulation says are needed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from implicitbias.claims import Threshold
+from implicitbias.numerics.metrics import memory_stats as ms
+
+__all__ = [
+    "PAPER_SGD", "PAPER_MUON", "PAPER_RATIO", "FORGOTTEN", "ALMOST_ZERO", "NOISE", "GROWS", "WORLD", "SIMS",
+    "MAX_WRONG", "CALIBRATION_SEEDS", "Part", "OC", "Decision", "side", "combine", "oc_snr", "oc_ratio", "oc_mean",
+    "claim_oc", "seeds_needed", "Estimate", "estimate_of", "snr_part", "ratio_part", "mean_part", "decide", "describe",
+]
+
+PAPER_SGD, PAPER_MUON = 26.5, 4.0  # points, ResNet-9 on CIFAR-10 (Spec B s. 2 C1, C3)
+PAPER_RATIO = PAPER_MUON / PAPER_SGD
+FORGOTTEN = Threshold(math.sqrt(PAPER_RATIO), "sqrt(4.0 / 26.5): the geometric midpoint between Muon's memory "
+                                              "fraction of SGD's (0.151) and SGD's own (1)")
+ALMOST_ZERO = Threshold(PAPER_RATIO, "4.0 / 26.5: L2 1e-2 'almost zero' is below Muon's 'small spread'")
+NOISE = Threshold(1.0, "(choice) memory at least one run's seed noise: the source's 26.5 points are many times any "
+                       "seed noise, a memory below the noise is not the claimed effect")
+GROWS = Threshold(1.0, "memory at the largest batch over the smallest: above 1 it grows with b")
+WORLD = 1 / math.sqrt(PAPER_RATIO)  # factor between a bound and the simulated worlds on either side
+SIMS = 2000
+MAX_WRONG = Threshold(0.05, "largest acceptable simulated wrong-direction rate of a verdict")
+CALIBRATION_SEEDS = (0, 1, 2, 3)  # the toy tier's seeds used to design it and to choose what is here
+
+
+@dataclass(frozen=True)
+class Part:
+    """One comparison of a rule: ``what`` it judges, its interval, the bound, on which side the claim
+    lies (``below``: the claim says the value is below the bound), its outcome, its simulated
+    operating characteristics (None when not simulated), ``rates(n)``: the same simulation at n
+    seeds, ``n`` the seeds it was judged on and ``p`` a permutation p-value where one applies."""
+
+    what: str
+    interval: ms.Interval
+    bound: float
+    below: bool
+    outcome: str
+    oc: OC | None = None
+    rates: Callable[[int], OC] | None = field(default=None, compare=False, repr=False)
+    n: int = 0
+    p: float = math.nan
+
+
+@dataclass(frozen=True)
+class OC:
+    """Simulated rates: ``agree_false`` = P(agrees | claim false), ``disagree_true`` = P(disagrees |
+    claim true), ``inconclusive_true`` / ``inconclusive_false``; ``sims`` simulated tiers; ``n`` seeds."""
+
+    agree_false: float
+    disagree_true: float
+    inconclusive_true: float
+    inconclusive_false: float
+    sims: int
+    n: int
+
+    @property
+    def wrong(self) -> float:
+        return max(self.agree_false, self.disagree_true)
+
+
+def side(interval: ms.Interval, bound: float, below: bool) -> str:
+    """agrees / disagrees / inconclusive of an interval against a bound (``below``: the claim's side)."""
+    lo, hi = interval.lo, interval.hi
+    if math.isnan(lo) or math.isnan(hi):
+        return "inconclusive"
+    if (hi < bound) if below else (lo > bound):
+        return "agrees"
+    if (lo > bound) if below else (hi < bound):
+        return "disagrees"
+    return "inconclusive"
+
+
+def _sides(lo: np.ndarray, hi: np.ndarray, bound: float, below: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised ``side``: (agrees, disagrees) boolean arrays."""
+    if below:
+        return hi < bound, lo > bound
+    return lo > bound, hi < bound
+
+
+def combine(outcomes: Sequence[str]) -> str:
+    """Every part agrees -> agrees; any part disagrees -> disagrees; else inconclusive."""
+    if any(o == "disagrees" for o in outcomes):
+        return "disagrees"
+    if outcomes and all(o == "agrees" for o in outcomes):
+        return "agrees"
+    return "inconclusive"
+
+
+def _oc(agree_true, disagree_true, agree_false, disagree_false, sims: int, n: int) -> OC:
+    return OC(float(agree_false), float(disagree_true), float(1 - agree_true - disagree_true),
+              float(1 - agree_false - disagree_false), sims, n)
+
+
+def oc_snr(mem: ms.Memory, bound: float, below: bool = False, sims: int = SIMS, seed: int = 0,
+           n: int | None = None) -> OC:
+    """Operating characteristics of ``side(memory-to-noise interval, bound)`` at the table's n x k
+    (or ``n`` seeds) and shape, with s = bound x WORLD (claim true) and bound / WORLD (false)."""
+    n = mem.n if n is None else n
+    rng = np.random.default_rng(seed)
+    rates = []
+    for s in ((bound / WORLD, bound * WORLD) if below else (bound * WORLD, bound / WORLD)):
+        a = ms.anova(ms.simulate_tables(mem.shape, s * mem.sigma, mem.sigma, n, sims, rng))
+        lo, hi = ms.snr_interval(a.f, mem.k - 1, (n - 1) * (mem.k - 1), n, mem.snr.level)
+        agree, disagree = _sides(lo, hi, bound, below)
+        rates += [agree.mean(), disagree.mean()]
+    return _oc(*rates, sims, n)
+
+
+def _ratio_sides(group: ms.Memory, ref: ms.Memory, ratio: float, tail: float, bound: float, below: bool, sims: int,
+                 rng: np.random.Generator, n: int) -> tuple[float, float]:
+    """P(agrees), P(disagrees) of the ratio part when the true ratio is ``ratio`` (simulated tiers)."""
+    agree = disagree = 0
+    m_ref = ref.m
+    shape = ref.shape  # the memory's sigma_w shape: the baseline's, for every group
+    for start in range(0, sims, 100):
+        b = min(100, sims - start)
+        g = ms.anova(ms.simulate_tables(shape, ratio * m_ref, group.sigma, n, b, rng))
+        r = ms.anova(ms.simulate_tables(shape, m_ref, ref.sigma, n, b, rng))
+        gd, rd = ms._redraw(g, n, ms.BOOTSTRAP, rng), ms._redraw(r, n, ms.BOOTSTRAP, rng)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            draws = np.where(rd > 0, gd / np.where(rd > 0, rd, 1.0), np.inf)
+        lo, hi = ms._percentiles(draws, tail)
+        a, d = _sides(lo, hi, bound, below)
+        agree, disagree = agree + a.sum(), disagree + d.sum()
+    return agree / sims, disagree / sims
+
+
+def oc_ratio(group: ms.Memory, ref: ms.Memory, interval: ms.Interval, bound: float, below: bool = True,
+             sims: int = SIMS, seed: int = 0, n: int | None = None) -> OC:
+    """Operating characteristics of ``side(ratio interval, bound)``: both groups simulated with the
+    baseline's memory shape and each its own noise, true ratio bound / WORLD or bound x WORLD on the
+    claim's side (true) and the other (false); the interval's own method and tail."""
+    n = min(group.n, ref.n) if n is None else n
+    tail = _tail(interval)
+    rng = np.random.default_rng(seed)
+    true, false = (bound / WORLD, bound * WORLD) if below else (bound * WORLD, bound / WORLD)
+    at_true = _ratio_sides(group, ref, true, tail, bound, below, sims, rng, n)
+    at_false = _ratio_sides(group, ref, false, tail, bound, below, sims, rng, n)
+    return _oc(*at_true, *at_false, sims, n)
+
+
+def _tail(interval: ms.Interval) -> float:
+    """The per-tail level an interval of ``ratio_interval`` was drawn at (its method says if widened)."""
+    marker = "per-tail "
+    return float(interval.method.split(marker)[1]) if marker in interval.method else ms.TAILS[0]
+
+
+def oc_mean(values: Sequence[float], bound: float, below: bool, sims: int = SIMS, seed: int = 0,
+            n: int | None = None) -> OC:
+    """Operating characteristics of ``side(t interval of the mean, bound)`` for normal per-seed
+    values with their measured sd, the true mean bound / WORLD or bound x WORLD."""
+    from scipy.stats import t
+
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    n = len(v) if n is None else n
+    sd = float(v.std(ddof=1)) if len(v) > 1 else math.nan
+    rng = np.random.default_rng(seed)
+    rates = []
+    for mean in ((bound / WORLD, bound * WORLD) if below else (bound * WORLD, bound / WORLD)):
+        x = mean + sd * rng.standard_normal((sims, n))
+        half = t.ppf(0.975, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
+        agree, disagree = _sides(x.mean(-1) - half, x.mean(-1) + half, bound, below)
+        rates += [agree.mean(), disagree.mean()]
+    return _oc(*rates, sims, n)
+
+
+def claim_oc(parts: Sequence[Part]) -> OC | None:
+    """The claim-level bounds from its parts (module docstring); None if a part was not simulated."""
+    if not parts or any(p.oc is None for p in parts):
+        return None
+    ocs = [p.oc for p in parts]
+    agree_true = math.prod(1 - o.disagree_true - o.inconclusive_true for o in ocs)
+    disagree_true = min(1.0, sum(o.disagree_true for o in ocs))
+    agree_false = max(o.agree_false for o in ocs)
+    return OC(agree_false, disagree_true, max(0.0, 1 - agree_true - disagree_true),
+              max(o.inconclusive_false for o in ocs), ocs[0].sims, min(o.n for o in ocs))
+
+
+def seeds_needed(rates, start: int, most: int = 64) -> int | None:
+    """The fewest seeds n >= start (doubling, then bisecting) whose ``rates(n)`` (an OC) have both
+    wrong-direction rates <= MAX_WRONG; None beyond ``most``."""
+    n = start
+    while rates(n).wrong > float(MAX_WRONG):
+        if n >= most:
+            return None
+        n = min(2 * n, most)
+    lo = max(start, n // 2)
+    while lo < n:
+        mid = (lo + n) // 2
+        if rates(mid).wrong <= float(MAX_WRONG):
+            n = mid
+        else:
+            lo = mid + 1
+    return n
+
+
+def _part(what, interval, bound, below, rates, n, sims, p=math.nan) -> Part:
+    bound = float(bound)
+    oc = rates(n) if sims and n >= 2 and not math.isnan(interval.lo) else None
+    return Part(what, interval, bound, below, side(interval, bound, below), oc, rates, n, p)
+
+
+def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = SIMS) -> Part:
+    """The part "memory-to-noise s of ``mem`` against ``bound``" (exact interval; with ``sims``, its
+    coverage measured at the table's fitted components), with its OC."""
+    interval = mem.snr
+    if sims and mem.usable and mem.sigma > 0:
+        rng = np.random.default_rng(1)
+        a = ms.anova(ms.simulate_tables(mem.shape, mem.m, mem.sigma, mem.n, sims, rng))
+        lo, hi = ms.snr_interval(a.f, mem.k - 1, (mem.n - 1) * (mem.k - 1), mem.n, interval.level)
+        truth = mem.m / mem.sigma
+        interval = replace(interval, coverage=float(np.mean((lo <= truth + 1e-9) & (truth <= hi + 1e-9))))
+    return _part(what, interval, bound, below, lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n), mem.n,
+                 sims, mem.p)
+
+
+def ratio_part(what: str, group: ms.Memory, ref: ms.Memory, bound, below: bool = True, sims: int = SIMS) -> Part:
+    """The part "ratio of memories ``group`` / ``ref`` against ``bound``" (calibrated bootstrap), with its OC."""
+    interval = ms.ratio_interval(group, ref)
+    return _part(what, interval, bound, below,
+                 lambda n: oc_ratio(group, ref, interval, float(bound), below, sims or SIMS, n=n),
+                 min(group.n, ref.n), sims, group.p)
+
+
+def mean_part(what: str, values: Sequence[float], bound, below: bool, sims: int = SIMS) -> Part:
+    """The part "mean of per-seed ``values`` against ``bound``" (t interval), with its OC."""
+    from scipy.stats import t
+
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    interval = ms.t_interval(v)
+    if sims and len(v) >= 2:  # coverage at the measured mean and sd, normal per-seed values
+        n, sd = len(v), float(np.std(v, ddof=1))
+        x = interval.estimate + sd * np.random.default_rng(1).standard_normal((sims, n))
+        half = t.ppf(1 - (1 - interval.level) / 2, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
+        inside = np.abs(x.mean(-1) - interval.estimate) <= half
+        interval = replace(interval, coverage=float(inside.mean()))
+    return _part(what, interval, bound, below, lambda n: oc_mean(v, float(bound), below, sims or SIMS, n=n),
+                 len(v), sims)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A rule's decision: verdict, reason, its parts, the claim-level OC and the seeds an
+    underpowered verdict would need (None: enough, or more than 64)."""
+
+    verdict: str
+    reason: str
+    parts: tuple[Part, ...]
+    oc: OC | None
+    needed: int | None = None
+
+    @property
+    def primary(self) -> Part | None:
+        """The part that decided: the first disagreeing one, else the first not agreeing, else the first."""
+        for want in ("disagrees", "inconclusive"):
+            found = next((p for p in self.parts if p.outcome == want), None)
+            if found is not None:
+                return found
+        return self.parts[0] if self.parts else None
+
+
+def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> Decision:
+    """Combine ``parts`` (``combine``); a failed ``premise`` (its text) makes it inconclusive; with
+    ``simulate``, a claim-level wrong-direction rate above MAX_WRONG makes it ``inconclusive
+    (underpowered)`` and names the seeds needed."""
+    parts = tuple(parts)
+    oc = claim_oc(parts) if simulate else None
+    if premise:
+        return Decision("inconclusive", premise, parts, oc)
+    outcome = combine([p.outcome for p in parts])
+    missing = [p.what for p in parts if math.isnan(p.interval.lo) or math.isnan(p.interval.hi)]
+    if missing or not parts:
+        return Decision("inconclusive", f"no interval for {', '.join(missing) or 'any part'}", parts, oc)
+    if simulate and (oc is None or oc.wrong > float(MAX_WRONG)):
+        n = min((p.n for p in parts), default=0)
+        needed = None
+        if parts and all(p.rates for p in parts) and n >= 2:
+            needed = seeds_needed(lambda k: claim_oc([replace(p, oc=p.rates(k)) for p in parts]), n)
+        rate = "not simulated" if oc is None else (f"P(agrees | false) {oc.agree_false:.3f}, "
+                                                   f"P(disagrees | true) {oc.disagree_true:.3f}")
+        return Decision("inconclusive", f"underpowered ({rate} > {float(MAX_WRONG):g}; rule gave {outcome}; "
+                                        f"seeds needed: {needed or '> 64'})", parts, oc, needed)
+    said = {"agrees": "every part agrees", "disagrees": "a part disagrees",
+            "inconclusive": "an interval straddles its bound"}
+    which = ", ".join(p.what for p in parts if p.outcome == outcome) if outcome != "agrees" else ""
+    return Decision(outcome, said[outcome] + (f": {which}" if which else ""), parts, oc)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The numbers of a verdict's row in ``claims.csv``: the deciding quantity, its estimate and
+    interval (measured coverage), n seeds, a permutation p-value, the simulated rates, the seeds an
+    underpowered verdict needs, the checkpoint judged, which seeds were verdict seeds, and the
+    verdicts on two disjoint halves of them."""
+
+    quantity: str
+    estimate: float
+    lo: float
+    hi: float
+    coverage: float = math.nan
+    n: int = 0
+    p: float = math.nan
+    agree_false: float = math.nan
+    disagree_true: float = math.nan
+    inconclusive: float = math.nan
+    seeds_needed: int | None = None
+    checkpoint: str = ""
+    seeds: str = ""
+    stability: str = ""
+
+
+def estimate_of(decision: Decision, checkpoint: str, seeds: Sequence[int]) -> Estimate:
+    """The ``Estimate`` of a decision: its primary part and claim-level OC."""
+    part, oc = decision.primary, decision.oc
+    nan = math.nan
+    if part is None:
+        return Estimate("-", nan, nan, nan, checkpoint=checkpoint, seeds=_seed_text(seeds))
+    i = part.interval
+    return Estimate(part.what, i.estimate, i.lo, i.hi, i.coverage, part.n, part.p,
+                    oc.agree_false if oc else nan, oc.disagree_true if oc else nan,
+                    oc.inconclusive_true if oc else nan, decision.needed, checkpoint, _seed_text(seeds))
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    seeds = sorted(seeds)
+    calibration = sorted(set(seeds) & set(CALIBRATION_SEEDS))
+    note = " (includes calibration seeds)" if calibration else (
+        f" (verdict seeds; calibration seeds {CALIBRATION_SEEDS[0]}-{CALIBRATION_SEEDS[-1]} not used)")
+    return " ".join(str(s) for s in seeds) + note
+
+
+def describe(part: Part) -> str:
+    """``what r 0.42 [0.20, 0.63] (< 0.389: inconclusive; coverage 0.95)`` for the report."""
+    i = part.interval
+    cover = f", coverage {i.coverage:.3f}" if not math.isnan(i.coverage) else ""
+    widened = ", widened" if "widened" in i.method else ""
+    p = f", permutation p {part.p:.3g}" if not math.isnan(part.p) else ""
+    return (f"{part.what} {i.estimate:.3g} [{i.lo:.3g}, {i.hi:.3g}] ({'<' if part.below else '>'} {part.bound:.3g}: "
+            f"{part.outcome}{cover}{widened}{p})")

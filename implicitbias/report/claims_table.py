@@ -1,0 +1,99 @@
+"""The machine-readable claims table: one row per verdict, written as ``claims.csv`` by the report
+and printed by ``implicitbias verify --json``; the report's Markdown numbers table shows the same.
+
+Columns: claim id, verdict, the deciding quantity with its estimate, interval and measured
+coverage, n seeds, a permutation p-value, and for Spec B's memory claims the simulated rates
+P(agrees | claim false), P(disagrees | claim true), P(inconclusive | claim true), the seeds an
+underpowered verdict needs, the checkpoint judged, the (verdict) seeds and the verdicts on two
+disjoint halves of them (stability).  A claim without such
+numbers (the theorem checks) leaves them empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+__all__ = ["COLUMNS", "ClaimRecord", "records", "write_csv", "markdown"]
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One row of ``claims.csv`` (module docstring); None where a claim has no such number."""
+
+    claim: str
+    verdict: str
+    quantity: str | None = None
+    estimate: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    coverage: float | None = None
+    n_seeds: int | None = None
+    p: float | None = None
+    p_agrees_if_false: float | None = None
+    p_disagrees_if_true: float | None = None
+    p_inconclusive_if_true: float | None = None
+    seeds_needed: int | None = None
+    checkpoint: str | None = None
+    seeds: str | None = None
+    stability: str | None = None
+
+
+COLUMNS = tuple(ClaimRecord.__dataclass_fields__)
+
+
+def _number(x):
+    """None for a missing number (None or NaN); floats to 6 significant digits."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(f"{x:.6g}") if isinstance(x, float) else x
+
+
+def records(rows: Sequence) -> list[ClaimRecord]:
+    """The records of report rows (objects with ``claim``, ``verdict`` and ``estimate``: a
+    ``claims.memory_rules.Estimate`` or None)."""
+    out = []
+    for r in rows:
+        e = getattr(r, "estimate", None)
+        if e is None:
+            out.append(ClaimRecord(r.claim, r.verdict))
+            continue
+        out.append(ClaimRecord(r.claim, r.verdict, e.quantity, _number(e.estimate), _number(e.lo), _number(e.hi),
+                               _number(e.coverage), e.n or None, _number(e.p), _number(e.agree_false),
+                               _number(e.disagree_true), _number(e.inconclusive), e.seeds_needed, e.checkpoint or None,
+                               e.seeds or None, e.stability or None))
+    return out
+
+
+def write_csv(rows: Sequence, path: str | Path) -> Path:
+    """``claims.csv`` of report rows at ``path``."""
+    path = Path(path)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, COLUMNS)
+        writer.writeheader()
+        for rec in records(rows):
+            writer.writerow({k: "" if v is None else v for k, v in asdict(rec).items()})
+    return path
+
+
+def markdown(rows: Sequence) -> str:
+    """The numbers of ``claims.csv`` as a Markdown table (rows with numbers only; empty if none)."""
+    from implicitbias.figures import markdown_table
+
+    def fmt(x, digits=3):
+        return "-" if x is None else (f"{x:.{digits}g}" if isinstance(x, float) else str(x))
+
+    recs = [r for r in records(rows) if r.quantity is not None]
+    if not recs:
+        return ""
+    return markdown_table(
+        ["claim", "verdict", "quantity", "estimate [95% interval]", "coverage", "n seeds", "p",
+         "P(agrees if false)", "P(disagrees if true)", "P(inconclusive if true)", "seeds needed", "checkpoint",
+         "seeds", "stability"],
+        [[r.claim, r.verdict, r.quantity, f"{fmt(r.estimate)} [{fmt(r.lo)}, {fmt(r.hi)}]", fmt(r.coverage),
+          fmt(r.n_seeds), fmt(r.p), fmt(r.p_agrees_if_false), fmt(r.p_disagrees_if_true),
+          fmt(r.p_inconclusive_if_true), fmt(r.seeds_needed), fmt(r.checkpoint), fmt(r.seeds), fmt(r.stability)]
+         for r in recs])
