@@ -33,6 +33,7 @@ from implicitbias.numerics.maxmargin.phase import VERDICTS, best_rank, boundary,
 __all__ = [
     "write_outputs",
     "cell_rows",
+    "heatmap_figure",
     "draw_heatmap",
     "draw_structure_map",
     "structure_family",
@@ -85,8 +86,10 @@ def _axes(ax):
     ax.set_ylabel("L (weight matrices; N = L + 1)")
 
 
-def draw_heatmap(cells, path: Path) -> Path:
-    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound."""
+def heatmap_figure(cells):
+    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound.
+
+    Returns the matplotlib figure and the plotted numbers (columns of its CSV)."""
     cells, Ks, Ls = _grid(cells)
     grids = {name: np.full((len(Ls), len(Ks)), np.nan) for name in ("verdict", "rank", "gap")}
     for c in cells:
@@ -110,12 +113,18 @@ def draw_heatmap(cells, path: Path) -> Path:
     for ax in axes:
         _axes(ax)
     flat = [(K, L) for L in Ls for K in Ks]
-    return save_figure(fig, path, {
+    return fig, {
         "K": [k for k, _ in flat], "L": [L for _, L in flat],
         "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in grids["verdict"].ravel()],
         "best_rank": [int(x) if not np.isnan(x) else "" for x in grids["rank"].ravel()],
         "gap": [float(x) if not np.isnan(x) else "" for x in grids["gap"].ravel()],
-    })
+    }
+
+
+def draw_heatmap(cells, path: Path) -> Path:
+    """``heatmap_figure`` saved as the PNG ``path`` with the CSV of its numbers beside it."""
+    fig, columns = heatmap_figure(cells)
+    return save_figure(fig, path, columns)
 
 
 def structure_family(cell) -> str:
