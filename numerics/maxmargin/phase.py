@@ -55,6 +55,7 @@ from implicitbias.numerics.maxmargin.solver import (
     polish,
     verify,
 )
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
 from implicitbias.theory.three_classes import proof as three_class_proof
@@ -174,8 +175,9 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
 
 
 def _curve(Z: np.ndarray):
+    """q -> S_q(Z) over the numerical rank at numpy's ``matrix_rank`` tolerance (K machine epsilons)."""
     s = np.linalg.svd(Z, compute_uv=False)
-    s = s[s > Z.shape[0] * np.finfo(float).eps * s[0]]
+    s = s[: numerical_rank(s, Z.shape[0] * np.finfo(float).eps)]
     return lambda q: float(np.sum(s**q))
 
 
