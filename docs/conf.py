@@ -32,8 +32,15 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "figures", "examples", "gallery/*.md5", "gallery/*.py", "gallery/*.ipynb",
-                    "gallery/*.zip"]
+exclude_patterns = [
+    "_build",
+    "figures",
+    "examples",
+    "gallery/*.md5",
+    "gallery/*.py",
+    "gallery/*.ipynb",
+    "gallery/*.zip",
+]
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -45,7 +52,10 @@ napoleon_google_docstring = False
 nitpicky = False
 
 html_theme = "alabaster"
-html_theme_options = {"description": "the implicit bias of depth and forgetting clocks, executable", "fixed_sidebar": True}
+html_theme_options = {
+    "description": "the implicit bias of depth and forgetting clocks, executable",
+    "fixed_sidebar": True,
+}
 html_static_path: list[str] = []
 
 sphinx_gallery_conf = {
@@ -75,14 +85,23 @@ def _claims_page() -> str:
         "",
     ]
     for slug, claim in by_slug().items():
-        lines += [f"## `{slug}`: {claim.id}", "", claim.statement, "",
-                  f"- source: {claim.source}", f"- report section: `{claim.section}`",
-                  f"- part of `implicitbias verify`: {'yes' if claim.verify else 'no'}",
-                  f"- outcomes its rule can give: {', '.join(claim.outcomes)}", ""]
+        lines += [
+            f"## `{slug}`: {claim.id}",
+            "",
+            claim.statement,
+            "",
+            f"- source: {claim.source}",
+            f"- report section: `{claim.section}`",
+            f"- part of `implicitbias verify`: {'yes' if claim.verify else 'no'}",
+            f"- outcomes its rule can give: {', '.join(claim.outcomes)}",
+            "",
+        ]
         if claim.thresholds:
             lines += ["| threshold | value | why |", "|---|---|---|"]
-            lines += [f"| `{name}` | {t.value:g} | {' '.join(t.why.split()).replace('|', '/')} |"
-                      for name, t in claim.thresholds.items()]
+            lines += [
+                f"| `{name}` | {t.value:g} | {' '.join(t.why.split()).replace('|', '/')} |"
+                for name, t in claim.thresholds.items()
+            ]
             lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -42,6 +42,10 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks  # the API's as it is: T_SGD, T_L2, T_adapt of a run
 
 if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+
     from implicitbias.claims import Claim, Result, Verdict
     from implicitbias.numerics.metrics.nc_metrics import NCMetrics
     from implicitbias.store import Store
@@ -68,6 +72,7 @@ __all__ = [
     "analyse",
     "open_store",
 ]
+
 
 @contextlib.contextmanager
 def open_store(store: Store | str | os.PathLike | None = None) -> Iterator[Store]:
@@ -191,8 +196,9 @@ class PhaseDiagram:
         """The cell (K, L); ``ParameterError`` if the diagram has none."""
         found = next((c for c in self.cells if c.K == K and float(c.L) == float(L)), None)
         if found is None:
-            raise params.ParameterError(f"cell (K, L) must be one of the diagram's, K in {self.K} and L in {self.L}; "
-                                        f"got ({K}, {L})")
+            raise params.ParameterError(
+                f"cell (K, L) must be one of the diagram's, K in {self.K} and L in {self.L}; got ({K}, {L})"
+            )
         return found
 
     def boundary(self) -> dict[int, int | None]:
@@ -214,7 +220,7 @@ class PhaseDiagram:
         rows = self.rows()
         return write_csv(Path(path), {k: [r[k] for r in rows] for k in rows[0]})
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """``rows()`` as a pandas DataFrame (needs pandas, not a dependency of the package)."""
         try:
             import pandas as pd
@@ -222,7 +228,7 @@ class PhaseDiagram:
             raise ImportError("PhaseDiagram.to_frame needs pandas: pip install pandas (or use to_csv / rows)") from None
         return pd.DataFrame(self.rows())
 
-    def plot(self, path: str | os.PathLike | None = None):
+    def plot(self, path: str | os.PathLike | None = None) -> Figure:
         """The verdict / rank / gap heatmap over (K, integer L) as a matplotlib figure; with
         ``path``, also saved there as PNG with a CSV of the plotted numbers beside it."""
         from implicitbias.atlas import heatmap_figure
@@ -296,7 +302,7 @@ class MarginProblem:
     K: int
     L: int | float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         params.integer("K", self.K, minimum=2)
         params.real("L", self.L, minimum=1, maximum=10_000)
 
@@ -312,7 +318,7 @@ class MarginProblem:
         """S_p of the simplex ETF at unit margin: K - 1 at every depth."""
         return float(self.K - 1)
 
-    def objective(self, Z) -> float:
+    def objective(self, Z: ArrayLike) -> float:
         """S_p of ``Z`` rescaled to unit margin (any separating K x K matrix)."""
         from implicitbias.numerics.maxmargin.solver import verify
 
@@ -329,7 +335,9 @@ class MarginProblem:
 # -- derivations and metrics: the science layers' own objects -----------------------------------
 
 
-def modified_flow(optimizer: str, order: int = 1, *, dim: int = 1, l2: bool = False, minibatches: int = 1) -> ModifiedFlow:
+def modified_flow(
+    optimizer: str, order: int = 1, *, dim: int = 1, l2: bool = False, minibatches: int = 1
+) -> ModifiedFlow:
     """The modified flow of ``optimizer`` to ``order`` in the step size h, derived with sympy.
 
     d theta/dt = f_0 + h f_1 + ... + h^order f_order, by Taylor matching of one step of the
@@ -356,7 +364,14 @@ def singular_value_ode(K: int, L: int, *, n: int = 1, balanced: bool = True) -> 
     return SpectralODE(K, L, n, balanced)
 
 
-def nc_metrics(features, labels, classifier=None, bias=None, *, convention: str = "package") -> NCMetrics:
+def nc_metrics(
+    features: ArrayLike,
+    labels: ArrayLike,
+    classifier: ArrayLike | None = None,
+    bias: ArrayLike | None = None,
+    *,
+    convention: str = "package",
+) -> NCMetrics:
     """NC1-NC4 of ``features`` (n_samples x d) with integer ``labels`` 0..K-1 (Papyan et al. 2020).
 
     ``classifier``: the K x d last-layer weights W (``bias`` its K biases).  Without it, W is the
@@ -415,8 +430,9 @@ class Check:
 
     @property
     def reason(self) -> str:
-        return "; ".join(f"{r.evidence.label}: {r.verdict.reason}" if r.evidence.label else r.verdict.reason
-                         for r in self.results)
+        return "; ".join(
+            f"{r.evidence.label}: {r.verdict.reason}" if r.evidence.label else r.verdict.reason for r in self.results
+        )
 
     @property
     def measured(self) -> str:
@@ -442,8 +458,9 @@ def check(
     known = claims()
     params.choice("claim", slug, list(known))
     with open_store(store) as opened:
-        ctx = Context(store=opened, out=None if out is None else Path(out), tier=tier, executor=executor,
-                      progress=progress)
+        ctx = Context(
+            store=opened, out=None if out is None else Path(out), tier=tier, executor=executor, progress=progress
+        )
         results = evaluate(known[slug], ctx)
     return Check(slug, known[slug], tuple(results))
 
@@ -461,7 +478,7 @@ class SweepResult:
     @property
     def runs(self) -> list[tuple[dict, Mapping[str, Any]]]:
         """(config, record) pairs, as ``analyse`` reads them."""
-        return list(zip(self.spec.configs, self.records))
+        return list(zip(self.spec.configs, self.records, strict=True))
 
     @property
     def diverged(self) -> int:
@@ -528,6 +545,10 @@ def analyse(
         ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
         groups = group_runs(pairs)
         markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs")
-    results = tuple(Result(claim, ev, claim.judge(ev)) for claim in claims().values() if isinstance(claim, GroupClaim)
-                    for ev in claim.evidences(groups))
+    results = tuple(
+        Result(claim, ev, claim.judge(ev))
+        for claim in claims().values()
+        if isinstance(claim, GroupClaim)
+        for ev in claim.evidences(groups)
+    )
     return Analysis(tuple(groups), results, markdown)

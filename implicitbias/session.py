@@ -16,10 +16,14 @@ import atexit
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from implicitbias.store import Store
 
 __all__ = ["session_store"]
 
-_SESSION: list = []  # at most one Store; a list so that no ``global`` statement is needed
+_SESSION: list[Store] = []  # at most one Store; a list so that no ``global`` statement is needed
 
 
 def _close() -> None:
@@ -29,7 +33,7 @@ def _close() -> None:
     _SESSION.clear()
 
 
-def session_store():
+def session_store() -> Store:
     """The process's temporary ``Store`` (created on first use, deleted at exit)."""
     from implicitbias.store import Store
 

@@ -5,17 +5,24 @@ import types
 
 import numpy as np
 import pytest
+from implicitbias.theory.params import ParameterError
 from spec_b_records import forgetting, group, remembering
 
 import implicitbias as ib
 from implicitbias.claims import Context, Evidence, Result, Verdict, by_slug, registry, slug
-from implicitbias.theory.params import ParameterError
 
 
-@pytest.mark.parametrize("claim_id, expected", [
-    ("Theorem 3.1", "theorem-3.1"), ("C1", "c1"), ("Hadamard diagonalisation (s. 4)", "hadamard-diagonalisation-s-4"),
-    ("L = 1", "l-1"), ("Sec. 5 (accuracy)", "sec-5-accuracy"), ("BEA heavy ball", "bea-heavy-ball"),
-])
+@pytest.mark.parametrize(
+    "claim_id, expected",
+    [
+        ("Theorem 3.1", "theorem-3.1"),
+        ("C1", "c1"),
+        ("Hadamard diagonalisation (s. 4)", "hadamard-diagonalisation-s-4"),
+        ("L = 1", "l-1"),
+        ("Sec. 5 (accuracy)", "sec-5-accuracy"),
+        ("BEA heavy ball", "bea-heavy-ball"),
+    ],
+)
 def test_slug(claim_id, expected):
     assert slug(claim_id) == expected
 
@@ -68,12 +75,13 @@ def test_phase_diagram_cells_are_typed_and_consistent(diagram):
     # K = 5, L = 3: the cross-polytope plus a singleton, whose closed form beats K - 1 = 4 exactly
     cell = diagram.cell(5, 3)
     assert cell.structure == "cross-polytope + singleton" and cell.certificate.kind == "exact"
-    assert cell.value == pytest.approx(2 * np.sqrt(2) + np.sqrt(2) * 5 ** 0.75 / 5, rel=1e-9)
+    assert cell.value == pytest.approx(2 * np.sqrt(2) + np.sqrt(2) * 5**0.75 / 5, rel=1e-9)
     # the boundary: the first integer depth past the cross-polytope's exact threshold (theory.codes)
     from implicitbias.theory import codes as exact
 
-    expected = {K: next((L for L in (1, 2, 3) if L > float(exact.threshold_depth("cross_polytope", K))), None)
-                for K in (4, 5)}
+    expected = {
+        K: next((L for L in (1, 2, 3) if L > float(exact.threshold_depth("cross_polytope", K))), None) for K in (4, 5)
+    }
     assert diagram.boundary() == {2: None, 3: None, **expected}
 
 
@@ -115,17 +123,20 @@ def test_margin_problem():
         problem.objective(np.eye(3))
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: ib.phase_diagram(K=1, L=2), "K"),
-    (lambda: ib.phase_diagram(K=[], L=2), "K"),
-    (lambda: ib.phase_diagram(K=3, L=0.5), "L"),
-    (lambda: ib.MarginProblem(3, 0), "L"),
-    (lambda: ib.check("theorem-9.9"), "claim"),
-    (lambda: ib.modified_flow("newton"), "optimizer"),
-    (lambda: ib.forgetting_clocks("sgd", -1.0, batch_size=8, n_train=10, epochs=1), "lr"),
-    (lambda: ib.singular_value_ode(3, 2), "K"),
-    (lambda: ib.nc_metrics(np.ones(4), [0, 1, 0, 1]), "features"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: ib.phase_diagram(K=1, L=2), "K"),
+        (lambda: ib.phase_diagram(K=[], L=2), "K"),
+        (lambda: ib.phase_diagram(K=3, L=0.5), "L"),
+        (lambda: ib.MarginProblem(3, 0), "L"),
+        (lambda: ib.check("theorem-9.9"), "claim"),
+        (lambda: ib.modified_flow("newton"), "optimizer"),
+        (lambda: ib.forgetting_clocks("sgd", -1.0, batch_size=8, n_train=10, epochs=1), "lr"),
+        (lambda: ib.singular_value_ode(3, 2), "K"),
+        (lambda: ib.nc_metrics(np.ones(4), [0, 1, 0, 1]), "features"),
+    ],
+)
 def test_bad_input_is_a_parameter_error_naming_it(call, name):
     with pytest.raises(ParameterError, match=name):
         call()
@@ -176,11 +187,16 @@ def _result(verdict, label=""):
     return Result(types.SimpleNamespace(id="x"), Evidence("c", {}, label=label), Verdict(verdict, "why", "1"))
 
 
-@pytest.mark.parametrize("verdicts, combined, agrees", [
-    (["agrees"], "agrees", True), (["agrees", "agrees"], "agrees", True),
-    (["agrees", "not run"], "not run", False), (["inconclusive", "not run"], "inconclusive", False),
-    (["agrees", "disagrees", "inconclusive"], "disagrees", False),
-])
+@pytest.mark.parametrize(
+    "verdicts, combined, agrees",
+    [
+        (["agrees"], "agrees", True),
+        (["agrees", "agrees"], "agrees", True),
+        (["agrees", "not run"], "not run", False),
+        (["inconclusive", "not run"], "inconclusive", False),
+        (["agrees", "disagrees", "inconclusive"], "disagrees", False),
+    ],
+)
 def test_check_combines_its_verdicts(verdicts, combined, agrees):
     check = ib.Check("x", None, tuple(_result(v, label=str(i)) for i, v in enumerate(verdicts)))
     assert check.verdict == combined and check.agrees is agrees

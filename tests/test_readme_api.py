@@ -27,8 +27,7 @@ def test_readme_python_api_section_runs_as_written(tmp_path):
     work.mkdir()
     script = work / "readme_api.py"
     script.write_text(api_block())
-    done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "NC suboptimal cross-polytope 3" in done.stdout
     assert (work / "phase_cells.csv").read_text().startswith("K,L,p,verdict")

@@ -15,15 +15,20 @@ from fake_claims import fake_claim, install
 
 from implicitbias import report as report_mod
 
-TEX = (r"A flow: $$ \frac{d \theta}{dt} = -\frac{d}{d \theta} L{\left(\theta \right)} \\ \frac{d x}{dt} = x_{1}^{2} $$"
-       r" and, inline, $\sigma_1 \sigma_2 \geq 1$; it costs $5, and `$$ in code $$` stays as written.")
+TEX = (
+    r"A flow: $$ \frac{d \theta}{dt} = -\frac{d}{d \theta} L{\left(\theta \right)} \\ \frac{d x}{dt} = x_{1}^{2} $$"
+    r" and, inline, $\sigma_1 \sigma_2 \geq 1$; it costs $5, and `$$ in code $$` stays as written."
+)
 
 
 @pytest.fixture
 def page(monkeypatch, store, tmp_path):
     """report.html of three fake claims (agrees, disagrees, not run), the first rendering TeX."""
-    claims = [fake_claim("alpha", "agrees"), fake_claim("beta", "disagrees", claim_id="T1"),
-              fake_claim("beta", "not run", claim_id="T2")]
+    claims = [
+        fake_claim("alpha", "agrees"),
+        fake_claim("beta", "disagrees", claim_id="T1"),
+        fake_claim("beta", "not run", claim_id="T2"),
+    ]
     drawn = claims[0].render
     claims[0].render = lambda ctx, ev, v: drawn(ctx, ev, v) + "\n\n" + TEX
     install(monkeypatch, *claims)
@@ -58,7 +63,9 @@ def test_contents_links_every_section_and_claim(page):
     targets = re.findall(r'href="#([^"]+)"', nav)
     assert targets and set(targets) <= ids
     names = re.findall(r">([^<]+)</a>", nav)
-    assert {"Claims", "Fake alpha", "Fake beta", "T0: a fake claim", "T1: a fake claim", "T2: a fake claim"} <= set(names)
+    assert {"Claims", "Fake alpha", "Fake beta", "T0: a fake claim", "T1: a fake claim", "T2: a fake claim"} <= set(
+        names
+    )
     # the claims table's names link to the claims
     assert re.search(r'<td><a href="#t1-a-fake-claim">T1</a></td>', html)
     assert all(t in ids for t in re.findall(r'href="#([^"]+)"', html))
@@ -113,7 +120,9 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.skipif(_chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/browser-up)")
+@pytest.mark.skipif(
+    _chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/browser-up)"
+)
 def test_report_in_a_real_browser(page, tmp_path):
     """Headless Chromium renders report.html: no raw $$ in the rendered text outside code spans,
     every formula is a MathML element with a size, every image decodes, every
@@ -123,9 +132,20 @@ def test_report_in_a_real_browser(page, tmp_path):
     probed.write_text(html.replace("</body>", PROBE + "</body>"))
     profile = tmp_path / "profile"
     done = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom", probed.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            probed.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, flags=re.S)

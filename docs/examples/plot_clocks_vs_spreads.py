@@ -9,14 +9,24 @@ T_adapt = sum eta say how much of the initial scale training has had time to for
 """
 
 import matplotlib.pyplot as plt
+from implicitbias.validation.analysis import mean_by_sigma, summarise
 
 import implicitbias as ib
-from implicitbias.validation.analysis import mean_by_sigma, summarise
 
 spec = {
     "name": "gallery",
-    "base": {"dataset": "mnist1d", "train_size": 500, "val_size": 200, "test_size": 500, "arch": "mlp",
-             "width": 0.25, "batch_size": 64, "epochs": 20, "sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]},
+    "base": {
+        "dataset": "mnist1d",
+        "train_size": 500,
+        "val_size": 200,
+        "test_size": 500,
+        "arch": "mlp",
+        "width": 0.25,
+        "batch_size": 64,
+        "epochs": 20,
+        "sigma_w": [0.25, 1.0, 2.5],
+        "seed": [0, 1, 2],
+    },
     "grid": [{"label": "SGD", "optimizer": "sgd", "lr": 0.3}, {"label": "Adam", "optimizer": "adam", "lr": 0.003}],
     "options": {"threads": 1},
 }
@@ -32,9 +42,13 @@ for group in analysis.groups:
     accuracy = mean_by_sigma(summary, "selected_test_acc")
     clock = summary["governing"]
     spread = summary["spread_selected"]
-    ax.plot(list(accuracy), list(accuracy.values()), marker="o",
-            label=f"{summary['setting']['optimizer']}: spread {spread['estimate']:.1f} pts, "
-                  f"{clock} = {summary['clocks'][clock]:.3g}")
+    ax.plot(
+        list(accuracy),
+        list(accuracy.values()),
+        marker="o",
+        label=f"{summary['setting']['optimizer']}: spread {spread['estimate']:.1f} pts, "
+        f"{clock} = {summary['clocks'][clock]:.3g}",
+    )
 ax.set_xscale("log")
 ax.set_xticks(spec["base"]["sigma_w"], [str(s) for s in spec["base"]["sigma_w"]])
 ax.minorticks_off()

@@ -18,8 +18,10 @@ print(diagram.boundary())
 # Each cell is a typed ``PhaseCell``: verdict, best structure, its rank and value, the certificate.
 for cell in diagram:
     if cell.L == 4:
-        print(f"K={cell.K}: {cell.verdict:13s} {cell.structure:28s} rank {cell.rank}  "
-              f"S_p = {cell.value:.4f} (NC: {cell.nc_value:.0f}), certificate {cell.certificate.kind}")
+        print(
+            f"K={cell.K}: {cell.verdict:13s} {cell.structure:28s} rank {cell.rank}  "
+            f"S_p = {cell.value:.4f} (NC: {cell.nc_value:.0f}), certificate {cell.certificate.kind}"
+        )
 
 # %%
 # The verdict, the rank of the best matrix and its gap to a certified lower bound, over (K, L).

@@ -9,9 +9,9 @@ dS_j/dt = N/(K sqrt n) S_j^(2 - 2/N) (1 - g_j) with N = L + 1 factors (L weight 
 
 import matplotlib.pyplot as plt
 import numpy as np
+from implicitbias.numerics.ufm.spectral_flow import integrate
 
 import implicitbias as ib
-from implicitbias.numerics.ufm.spectral_flow import integrate
 
 ode = ib.singular_value_ode(K=4, L=2)
 initial = np.array([0.05, 0.1, 0.2])  # S_1..S_3 at t = 0
