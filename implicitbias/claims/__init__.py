@@ -181,7 +181,7 @@ class Claim:
 
     @property
     def slug(self) -> str:
-        """The claim's short id for the CLI, the API and ``claims.csv`` (``slug(self.id)``)."""
+        """The claim's short id, for the API and the CLI (``slug(self.id)``)."""
         return slug(self.id)
 
     def config(self, tier: str):

@@ -12,17 +12,21 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from implicitbias.commands import output_folder
+from implicitbias.commands import output_folder, parse_list
 
 
 def register(sub) -> None:
     p = sub.add_parser("verify", help="run the theorem checks; exit 1 if any claim disagrees")
     p.add_argument("--out", default=None, help="keep the checks' report here (default: a temporary folder)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--only", default=None, metavar="SLUGS",
+                   help="comma-separated claim slugs to check, e.g. theorem-3.1 (ib.claims() lists them)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.only is not None:
+        return run_only(args)
     from implicitbias import report
     from implicitbias.figures import markdown_table
     from implicitbias.store import Store
@@ -41,3 +45,30 @@ def run(args) -> int:
         return 1
     print(f"all {len(built.claims)} checked claims hold")
     return 0
+
+
+def run_only(args) -> int:
+    """``verify --only SLUGS``: the named claims, judged in a fresh store (no report written)."""
+    from implicitbias.claims import Context, by_slug, evaluate
+    from implicitbias.figures import markdown_table
+    from implicitbias.store import CellError, Store
+    from implicitbias.theory import params
+
+    known = by_slug()
+    slugs = [params.choice("only", s, known) for s in parse_list("only", args.only, str)]
+    out = output_folder("out", args.out) if args.out is not None else None
+    results = []
+    with tempfile.TemporaryDirectory() as tmp, Store(args.store or Path(tmp) / "verify.sqlite") as store:
+        ctx = Context(store=store, out=out or Path(tmp), progress=not args.no_progress)
+        for slug in slugs:
+            try:
+                results += evaluate(known[slug], ctx)
+            except params.ParameterError:
+                raise
+            except Exception as exc:
+                raise CellError(f"claim {slug} failed to compute: {type(exc).__name__}: {exc}") from exc
+    rows = [[r.name, r.claim.statement, r.verdict.measured, r.verdict.verdict] for r in results]
+    print(markdown_table(["claim", "statement", "measured", "verdict"], rows))
+    failed = [r.name for r in results if r.verdict.verdict == "disagrees"]
+    print(f"FAILED: {', '.join(failed)}" if failed else f"all {len(results)} checked claims hold")
+    return 1 if failed else 0
