@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks  # the API's as it is: T_SGD, T_L2, T_adapt of a run
 
@@ -94,78 +95,6 @@ def open_store(store: Store | str | os.PathLike | None = None) -> Iterator[Store
 
 
 @dataclass(frozen=True)
-class Certificate:
-    """Why a cell has its verdict.
-
-    ``kind``: ``exact`` (a closed form compared exactly with NC, or a proof for K = 2, 3),
-    ``convex`` (L = 1: dual bounds of the nuclear-norm problem), ``numerical`` (a re-verified
-    matrix below K - 1 by more than the relative gap ``phase.GAP``) or ``none`` (NC best found);
-    ``structure``: the structure that beats NC, where one does; ``details``: every number the
-    certificate rests on, as recorded.
-    """
-
-    kind: str
-    structure: str | None
-    details: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class PhaseCell:
-    """One cell (K, L) of the phase diagram of P(K, L): minimise S_p(Zbar), p = 2 / (L + 1).
-
-    ``verdict``: ``NC suboptimal`` / ``NC optimal`` / ``NC best found``; ``structure``: the best
-    matrix's name from its invariants (``key`` is the closed-form code's key, or None);
-    ``rank`` and ``value`` (S_p) of the best matrix ``matrix`` (K x K, unit margin);
-    ``nc_value`` = K - 1; ``lower_bound`` a certified lower bound on the optimum and ``gap`` =
-    (value - lower_bound) / value; ``closed_form`` the objective's exact expression when the
-    structure is named.  L counts weight matrices (N = L + 1).
-    """
-
-    K: int
-    L: int | float
-    p: float
-    verdict: str
-    structure: str
-    key: str | None
-    rank: int
-    value: float
-    nc_value: float
-    lower_bound: float
-    gap: float
-    certificate: Certificate
-    closed_form: str | None
-    matrix: np.ndarray = field(repr=False)
-    record: Mapping[str, Any] = field(repr=False, compare=False)
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> PhaseCell:
-        """The typed cell of a record of ``numerics.maxmargin.phase`` (its nested dict)."""
-        best, cert = record["best"], record["certificate"]
-        return cls(
-            K=int(record["K"]),
-            L=record["L"],
-            p=float(record["p"]),
-            verdict=record["verdict"],
-            structure=best["structure"]["name"],
-            key=best["structure"]["key"],
-            rank=int(best["rank"]),
-            value=float(best["objective"]),
-            nc_value=float(record["nc_objective"]),
-            lower_bound=float(record["lower_bound"]["value"]),
-            gap=float(record["gap"]),
-            certificate=Certificate(cert["kind"], cert.get("structure"), dict(cert)),
-            closed_form=record["closed_form"]["expression"] if record["closed_form"] else None,
-            matrix=np.array(best["Z"], dtype=float),
-            record=record,
-        )
-
-    @property
-    def nc_optimal(self) -> bool:
-        """Is NC certified optimal here?"""
-        return self.verdict == "NC optimal"
-
-
-@dataclass(frozen=True)
 class PhaseDiagram:
     """The cells of P(K, L) over a grid of K and L, in (K, L) order, with the crossovers.
 
@@ -211,7 +140,7 @@ class PhaseDiagram:
         """One flat dict per cell: the columns of ``to_csv`` (``implicitbias.atlas.cell_rows``)."""
         from implicitbias.atlas import cell_rows
 
-        return cell_rows([c.record for c in self.cells])
+        return cell_rows(self.cells)
 
     def to_csv(self, path: str | os.PathLike) -> Path:
         """Write ``rows()`` as CSV to ``path``; returns the path."""
@@ -234,7 +163,7 @@ class PhaseDiagram:
         from implicitbias.atlas import heatmap_figure
         from implicitbias.figures import write_csv
 
-        fig, columns = heatmap_figure([c.record for c in self.cells])
+        fig, columns = heatmap_figure(self.cells)
         if path is not None:
             png = Path(path).with_suffix(".png")
             png.parent.mkdir(parents=True, exist_ok=True)
@@ -276,7 +205,7 @@ def phase_diagram(
     parallel.  A column's cross-seeding runs along its depths, so a cell's best matrix can
     improve when more depths are asked for, never worsen.
     """
-    from implicitbias.numerics.maxmargin.phase import MAX_CELLS, cells_of, column_config
+    from implicitbias.numerics.maxmargin.phase import MAX_CELLS, column_config, typed_cells
     from implicitbias.numerics.maxmargin.phase import phase_diagram as compute
 
     Ks = sorted(set(_values("K", K, lambda n, v: params.integer(n, v, minimum=2))))
@@ -286,7 +215,7 @@ def phase_diagram(
     configs = [column_config(k, Ls, effort, seed) for k in Ks]
     with open_store(store) as opened:
         columns = compute(functools.partial(opened.map, executor=executor, progress=progress), configs)
-    cells = tuple(PhaseCell.from_record(c) for c in cells_of(columns))
+    cells = tuple(typed_cells(columns))
     crossovers = tuple(x for col in columns for x in col["crossovers"])
     return PhaseDiagram(cells, crossovers, tuple(columns))
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
+from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
 from implicitbias.numerics.maxmargin.cross_seed import cross_seed
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
@@ -72,8 +73,10 @@ __all__ = [
     "phase_configs",
     "phase_diagram",
     "cells_of",
+    "typed_cells",
     "boundary",
-    "best_rank",
+    "Certificate",
+    "PhaseCell",
     "MAX_CELLS",
 ]
 
@@ -355,6 +358,11 @@ def cells_of(columns: Sequence[dict]) -> list[dict]:
     return sorted((c for col in columns for c in col["cells"]), key=lambda c: (c["K"], float(c["L"])))
 
 
+def typed_cells(columns: Sequence[dict]) -> list[PhaseCell]:
+    """The cells of the columns as ``PhaseCell``s, in (K, L) order."""
+    return [PhaseCell.from_record(c) for c in cells_of(columns)]
+
+
 def boundary(cells: Sequence[dict]) -> list[dict]:
     """Per K: the smallest integer L where NC is suboptimal, what beats it there, and thresholds.
 
@@ -382,7 +390,3 @@ def boundary(cells: Sequence[dict]) -> list[dict]:
         })
     return rows
 
-
-def best_rank(cell: dict) -> int:
-    """Rank of the best solution of a cell (NC's K - 1 unless an alternative beats it)."""
-    return int(cell["best"]["rank"])
