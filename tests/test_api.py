@@ -215,3 +215,32 @@ def test_analyse_judges_a_sweep(accuracy, verdict, tmp_path):
     analysis = ib.analyse(ib.SweepResult(spec, tuple(r for _, r in runs)), out=tmp_path)
     assert analysis.verdicts()["c1"] == verdict
     assert "# Analysis: sweep synthetic" in analysis.markdown and len(analysis.groups) == 1
+
+
+TINY = {
+    "name": "api-tiny",
+    "base": {
+        "dataset": "synthetic",
+        "data_size": 300,
+        "arch": "mlp",
+        "width": 0.25,
+        "epochs": 1,
+        "batch_size": 64,
+        "sigma_w": [0.5, 1.0],
+        "seed": 0,
+        "optimizer": "sgd",
+        "lr": 0.05,
+    },
+    "options": {"threads": 1},
+}
+
+
+def test_sweep_then_analyse_from_a_persistent_store(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    run = ib.sweep(TINY, store=path)
+    assert len(run.records) == 2 and run.diverged == 0 and [c["sigma_w"] for c, _ in run.runs] == [0.5, 1.0]
+    again = ib.sweep(TINY, store=path)  # served from the store: the same records
+    assert again.records == run.records
+    analysis = ib.analyse(TINY, store=path, out=tmp_path / "analysis")
+    assert len(analysis.groups) == 1 and len(analysis.groups[0].runs) == 2
+    assert set(analysis.verdicts()) <= set(ib.claims()) and "finished runs" in analysis.markdown
