@@ -25,7 +25,7 @@ import numpy as np
 from implicitbias.atlas import write_outputs
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.maxmargin.phase import cells_of, phase_configs, phase_diagram
+from implicitbias.numerics.maxmargin.phase import phase_configs, phase_diagram, typed_cells
 from implicitbias.store import Store
 
 
@@ -48,12 +48,12 @@ def main() -> None:
         t2 = time.perf_counter()
         write_outputs(columns, Path(tmp) / "atlas")
         written = time.perf_counter() - t2
-    cells = cells_of(columns)
+    cells = typed_cells(columns)
     cpu = {col["K"]: col["search_cpu_seconds"] + col["cpu_seconds"] for col in columns}
     cross = sum(col["cpu_seconds"] for col in columns)
     slow = max(cpu, key=cpu.get)
-    verdicts = collections.Counter(c["verdict"] for c in cells)
-    structures = sorted({c["best"]["structure"]["name"] for c in cells})
+    verdicts = collections.Counter(c.verdict for c in cells)
+    structures = sorted({c.structure for c in cells})
     rows = [
         ["grid", f"K = 2..{args.kmax} x L = 1..{args.lmax} ({len(cells)} cells, {len(columns)} columns), effort 1, seed 0"],
         ["workers (process pool)", args.workers],
@@ -67,8 +67,8 @@ def main() -> None:
         ["CPU by K [s]", ", ".join(f"{K}: {cpu[K]:.1f}" for K in sorted(cpu))],
         *[[f"cells '{v}'", n] for v, n in sorted(verdicts.items())],
         ["structures optimal somewhere", f"{len(structures)}: " + "; ".join(structures)],
-        ["median gap to the certified lower bound", f"{np.median([c['gap'] for c in cells]):.3f}"],
-        ["solves with scipy success / all cells", f"{sum(c['best']['success'] for c in cells)} / {len(cells)}"],
+        ["median gap to the certified lower bound", f"{np.median([c.gap for c in cells]):.3f}"],
+        ["solves with scipy success / all cells", f"{sum(c.solver_success for c in cells)} / {len(cells)}"],
         ["load average (1 min) before / after", f"{load_before:.1f} / {os.getloadavg()[0]:.1f}"],
     ]
     print(markdown_table(["quantity", "value"], rows))

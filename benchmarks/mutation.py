@@ -90,7 +90,6 @@ MODULE_TESTS = {
                                     "test_cross_seed.py"],
     "numerics/maxmargin/polytopes.py": ["test_codes.py"],
     "numerics/maxmargin/search.py": ["test_search.py", "test_phase_parts.py"],
-    "numerics/maxmargin/softmax_codes.py": ["test_codes.py"],
     "numerics/maxmargin/solver.py": ["test_margin_directions.py", "test_margin_solver.py"],
     "numerics/maxmargin/spherical.py": ["test_spherical.py", "test_codes.py", "test_lower_bounds.py", "test_margin_solver.py"],
     "numerics/maxmargin/symmetry.py": ["test_symmetry.py", "test_codes.py"],

@@ -3,6 +3,68 @@
 Layers (imports point down only): ``implicitbias`` (CLI, report, store, executors)
 -> ``implicitbias.validation`` -> ``implicitbias.numerics`` -> ``implicitbias.theory``.
 Depth convention everywhere: L counts weight matrices; N = L + 1 factors including features.
+
+The Python API (``implicitbias.api``) is re-exported here: ``import implicitbias as ib`` and
+``ib.phase_diagram(K=range(2, 9), L=range(1, 7))``, ``ib.check("theorem-3.1")``, ``ib.claims()``...
+It is imported on first use, so ``implicitbias --help`` does not load numpy.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "claims",
+    "Analysis",
+    "Certificate",
+    "Check",
+    "MarginProblem",
+    "PhaseCell",
+    "PhaseDiagram",
+    "SweepResult",
+    "analyse",
+    "check",
+    "forgetting_clocks",
+    "modified_flow",
+    "nc_metrics",
+    "open_store",
+    "phase_diagram",
+    "singular_value_ode",
+    "sweep",
+]
+_API = frozenset(__all__) - {"__version__", "claims"}  # the names implicitbias.api defines
+
+if TYPE_CHECKING:
+    from implicitbias import claims
+    from implicitbias.api import (
+        Analysis,
+        Certificate,
+        Check,
+        MarginProblem,
+        PhaseCell,
+        PhaseDiagram,
+        SweepResult,
+        analyse,
+        check,
+        forgetting_clocks,
+        modified_flow,
+        nc_metrics,
+        open_store,
+        phase_diagram,
+        singular_value_ode,
+        sweep,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported on first use; ``claims`` is the claims package, which is callable
+    (``ib.claims()`` lists the claims by slug)."""
+    if name in _API:
+        return getattr(importlib.import_module("implicitbias.api"), name)
+    if name == "claims":
+        return importlib.import_module("implicitbias.claims")
+    raise AttributeError(f"module 'implicitbias' has no attribute {name!r}")

@@ -22,17 +22,20 @@ factors including the features.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from implicitbias.figures import markdown_table, plt, save_figure, write_csv
 from implicitbias.numerics.maxmargin.codes import class_vectors
-from implicitbias.numerics.maxmargin.phase import VERDICTS, best_rank, boundary, cells_of
+from implicitbias.numerics.maxmargin.cells import PhaseCell
+from implicitbias.numerics.maxmargin.phase import VERDICTS, boundary, cells_of, typed_cells
 
 __all__ = [
     "write_outputs",
     "cell_rows",
+    "heatmap_figure",
     "draw_heatmap",
     "draw_structure_map",
     "structure_family",
@@ -49,30 +52,23 @@ __all__ = [
 SHORT = {"NC suboptimal": "r{rank}", "NC optimal": "NC", "NC best found": "nc?"}
 
 
-def _grid(cells):
-    cells = [c for c in cells if isinstance(c["L"], int)]
-    Ks = sorted({c["K"] for c in cells})
-    Ls = sorted({c["L"] for c in cells})
+def _grid(cells: Sequence[PhaseCell]):
+    cells = [c for c in cells if isinstance(c.L, int)]
+    Ks = sorted({c.K for c in cells})
+    Ls = sorted({c.L for c in cells})
     return cells, Ks, Ls
 
 
-def cell_rows(cells) -> list[dict]:
+def cell_rows(cells: Sequence[PhaseCell]) -> list[dict]:
     """The rows of ``phase_cells.csv``."""
-    rows = []
-    for c in cells:
-        s = c["best"]["structure"]
-        rows.append({
-            "K": c["K"], "L": c["L"], "p": c["p"], "verdict": c["verdict"],
-            "structure": s["name"], "key": s["key"], "rank": c["best"]["rank"], "aut_order": s["aut_order"],
-            "vertex_transitive": s["vertex_transitive"], "objective": c["best"]["objective"],
-            "nc_objective": c["nc_objective"],
-            "closed_form": c["closed_form"]["expression"] if c["closed_form"] else "",
-            "lower_bound": c["lower_bound"]["value"], "lower_bound_kind": c["lower_bound"]["kind"], "gap": c["gap"],
-            "certificate": c["certificate"]["kind"], "start": c["best"]["start"],
-            "solver_success": c["best"]["success"], "solver_message": c["best"]["message"],
-            "matrix": f"K{c['K']}_L{c['L']}",
-        })
-    return rows
+    return [{
+        "K": c.K, "L": c.L, "p": c.p, "verdict": c.verdict,
+        "structure": c.structure, "key": c.key, "rank": c.rank, "aut_order": c.symmetry_order,
+        "vertex_transitive": c.vertex_transitive, "objective": c.value, "nc_objective": c.nc_value,
+        "closed_form": c.closed_form or "", "lower_bound": c.lower_bound, "lower_bound_kind": c.lower_bound_kind,
+        "gap": c.gap, "certificate": c.certificate.kind, "start": c.start,
+        "solver_success": c.solver_success, "solver_message": c.solver_message, "matrix": f"K{c.K}_L{c.L}",
+    } for c in cells]
 
 
 def _extent(Ks, Ls):
@@ -85,15 +81,17 @@ def _axes(ax):
     ax.set_ylabel("L (weight matrices; N = L + 1)")
 
 
-def draw_heatmap(cells, path: Path) -> Path:
-    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound."""
+def heatmap_figure(cells: Sequence[PhaseCell]):
+    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound.
+
+    Returns the matplotlib figure and the plotted numbers (columns of its CSV)."""
     cells, Ks, Ls = _grid(cells)
     grids = {name: np.full((len(Ls), len(Ks)), np.nan) for name in ("verdict", "rank", "gap")}
     for c in cells:
-        i, j = Ls.index(c["L"]), Ks.index(c["K"])
-        grids["verdict"][i, j] = VERDICTS.index(c["verdict"])
-        grids["rank"][i, j] = best_rank(c)
-        grids["gap"][i, j] = c["gap"]
+        i, j = Ls.index(c.L), Ks.index(c.K)
+        grids["verdict"][i, j] = VERDICTS.index(c.verdict)
+        grids["rank"][i, j] = c.rank
+        grids["gap"][i, j] = c.gap
     fig, axes = plt.subplots(1, 3, figsize=(max(12, 0.7 * len(Ks) + 6), 0.35 * len(Ls) + 2.8))
     cmap = plt.matplotlib.colors.ListedColormap(["#d7301f", "#2b8cbe", "#bdbdbd"])
     extent = _extent(Ks, Ls)
@@ -110,64 +108,68 @@ def draw_heatmap(cells, path: Path) -> Path:
     for ax in axes:
         _axes(ax)
     flat = [(K, L) for L in Ls for K in Ks]
-    return save_figure(fig, path, {
+    return fig, {
         "K": [k for k, _ in flat], "L": [L for _, L in flat],
         "verdict": [VERDICTS[int(v)] if not np.isnan(v) else "" for v in grids["verdict"].ravel()],
         "best_rank": [int(x) if not np.isnan(x) else "" for x in grids["rank"].ravel()],
         "gap": [float(x) if not np.isnan(x) else "" for x in grids["gap"].ravel()],
-    })
+    }
 
 
-def structure_family(cell) -> str:
+def draw_heatmap(cells: Sequence[PhaseCell], path: Path) -> Path:
+    """``heatmap_figure`` saved as the PNG ``path`` with the CSV of its numbers beside it."""
+    fig, columns = heatmap_figure(cells)
+    return save_figure(fig, path, columns)
+
+
+def structure_family(cell: PhaseCell) -> str:
     """The colour class of a cell in the structure map: NC, the K-gons, the cross-polytopes, each
     named polytope, and the unnamed codes grouped by rank."""
-    s = cell["best"]["structure"]
-    if s["key"] == "kgon":
+    if cell.key == "kgon":
         return "regular K-gon"
-    if s["key"] == "cross_polytope":
+    if cell.key == "cross_polytope":
         return "cross-polytope (+ singleton for odd K)"
-    return s["name"] if s["key"] else f"unnamed rank-{cell['best']['rank']} code"
+    return cell.structure if cell.key else f"unnamed rank-{cell.rank} code"
 
 
-def draw_structure_map(cells, path: Path) -> Path:
+def draw_structure_map(cells: Sequence[PhaseCell], path: Path) -> Path:
     """Cells coloured by the family of their best structure (``structure_family``), rank written in."""
     cells, Ks, Ls = _grid(cells)
     families = sorted({structure_family(c) for c in cells},
-                      key=lambda f: (f.startswith("unnamed"), -max(c["best"]["rank"] for c in cells
-                                                                  if structure_family(c) == f), f))
+                      key=lambda f: (f.startswith("unnamed"), -max(c.rank for c in cells if structure_family(c) == f), f))
     grid = np.full((len(Ls), len(Ks)), np.nan)
     for c in cells:
-        grid[Ls.index(c["L"]), Ks.index(c["K"])] = families.index(structure_family(c))
+        grid[Ls.index(c.L), Ks.index(c.K)] = families.index(structure_family(c))
     palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
     cmap = plt.matplotlib.colors.ListedColormap([palette[i % len(palette)] for i in range(len(families))])
     fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(families)))
     ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(families) - 0.5, extent=_extent(Ks, Ls), aspect="auto")
     for c in cells:
-        ax.text(c["K"], c["L"], str(c["best"]["rank"]), ha="center", va="center", fontsize=6)
+        ax.text(c.K, c.L, str(c.rank), ha="center", va="center", fontsize=6)
     ax.legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=f) for i, f in enumerate(families)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="best structure")
     ax.set_title("structure map of P(K, L): the best matrix of each cell, named from its invariants (rank written in)")
     _axes(ax)
     return save_figure(fig, path, {
-        "K": [c["K"] for c in cells], "L": [c["L"] for c in cells], "family": [structure_family(c) for c in cells],
-        "structure": [c["best"]["structure"]["name"] for c in cells], "rank": [c["best"]["rank"] for c in cells],
+        "K": [c.K for c in cells], "L": [c.L for c in cells], "family": [structure_family(c) for c in cells],
+        "structure": [c.structure for c in cells], "rank": [c.rank for c in cells],
     })
 
 
-def _distinct_optima(cells, rank: int) -> list[dict]:
+def _distinct_optima(cells: Sequence[PhaseCell], rank: int) -> list[PhaseCell]:
     """One cell per (K, structure) whose best matrix has this rank (the middle depth of its range)."""
     groups: dict = {}
     for c in cells:
-        if c["best"]["rank"] == rank:
-            groups.setdefault((c["K"], c["best"]["structure"]["name"]), []).append(c)
+        if c.rank == rank:
+            groups.setdefault((c.K, c.structure), []).append(c)
     out = []
     for key in sorted(groups):
-        group = sorted(groups[key], key=lambda c: float(c["L"]))
+        group = sorted(groups[key], key=lambda c: float(c.L))
         out.append(group[len(group) // 2])
     return out
 
 
-def draw_codes(cells, rank: int, path: Path) -> Path | None:
+def draw_codes(cells: Sequence[PhaseCell], rank: int, path: Path) -> Path | None:
     """Class vectors (rows of H, dots) and classifier rows (rows of W, crosses) of every optimum of
     this rank (2 or 3), from the balanced factorisation Zbar = W H^T; None if there is none."""
     chosen = _distinct_optima(cells, rank)
@@ -179,7 +181,7 @@ def draw_codes(cells, rank: int, path: Path) -> Path | None:
     columns: dict[str, list] = {"K": [], "L": [], "structure": [], "class": [], "kind": [],
                                 **{f"x{i}": [] for i in range(rank)}}
     for n, c in enumerate(chosen):
-        W, H = class_vectors(np.array(c["best"]["Z"]))
+        W, H = class_vectors(c.matrix)
         W, H = W[:, :rank], H[:, :rank]
         ax = fig.add_subplot(rows, cols, n + 1, **({"projection": "3d"} if rank == 3 else {}))
         ax.scatter(*H.T, s=14, color="#2b8cbe")
@@ -188,13 +190,13 @@ def draw_codes(cells, rank: int, path: Path) -> Path | None:
             ax.set_aspect("equal")
         for k in range(len(H)):
             ax.plot(*np.stack([np.zeros(rank), H[k]]).T, color="#2b8cbe", lw=0.4)
-        ax.set_title(f"K = {c['K']}, L = {c['L']}\n{c['best']['structure']['name']}", fontsize=7)
+        ax.set_title(f"K = {c.K}, L = {c.L}\n{c.structure}", fontsize=7)
         ax.tick_params(labelsize=5)
         for kind, M in (("class vector h", H), ("classifier row w", W)):
             for k, v in enumerate(M):
-                columns["K"].append(c["K"])
-                columns["L"].append(c["L"])
-                columns["structure"].append(c["best"]["structure"]["name"])
+                columns["K"].append(c.K)
+                columns["L"].append(c.L)
+                columns["structure"].append(c.structure)
                 columns["class"].append(k)
                 columns["kind"].append(kind)
                 for i in range(rank):
@@ -225,11 +227,11 @@ def crossovers_markdown(rows) -> str:
     )
 
 
-def cells_markdown(cells) -> str:
+def cells_markdown(cells: Sequence[PhaseCell]) -> str:
     """Rows K, columns L: ``rR`` NC suboptimal (best rank R), ``NC`` optimal, ``nc?`` best found."""
-    Ks = sorted({c["K"] for c in cells})
-    Ls = sorted({c["L"] for c in cells}, key=float)
-    table = {(c["K"], c["L"]): SHORT[c["verdict"]].format(rank=best_rank(c)) for c in cells}
+    Ks = sorted({c.K for c in cells})
+    Ls = sorted({c.L for c in cells}, key=float)
+    table = {(c.K, c.L): SHORT[c.verdict].format(rank=c.rank) for c in cells}
     return markdown_table(["K \\ L", *Ls], [[K, *(table.get((K, L), "") for L in Ls)] for K in Ks])
 
 
@@ -255,15 +257,15 @@ def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
     """Every atlas output (module docstring) into folder ``out``; returns their paths by name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cells = cells_of(columns)
+    cells = typed_cells(columns)
     rows = cell_rows(cells)
     paths: dict[str, Path] = {}
     paths["cells"] = write_csv(out / f"{stem}_cells.csv", {k: [r[k] for r in rows] for k in rows[0]})
     np.savez_compressed(
         out / f"{stem}_atlas.npz",
-        names=np.array([c["best"]["structure"]["name"] for c in cells]),
-        keys=np.array([f"K{c['K']}_L{c['L']}" for c in cells]),
-        **{f"K{c['K']}_L{c['L']}": np.array(c["best"]["Z"]) for c in cells},
+        names=np.array([c.structure for c in cells]),
+        keys=np.array([f"K{c.K}_L{c.L}" for c in cells]),
+        **{f"K{c.K}_L{c.L}": c.matrix for c in cells},
     )
     paths["atlas"] = out / f"{stem}_atlas.npz"
     paths["heatmap"] = draw_heatmap(cells, out / f"{stem}_heatmap.png")
@@ -272,7 +274,7 @@ def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
         drawn = draw_codes(cells, rank, out / f"{stem}_codes_rank{rank}.png")
         if drawn is not None:
             paths[f"codes_rank{rank}"] = drawn
-    bound = boundary(cells)
+    bound = boundary(cells_of(columns))
     paths["boundary"] = write_csv(out / f"{stem}_boundary.csv", {k: [r[k] for r in bound] for k in bound[0]})
     cross = crossover_rows(columns)
     if cross:
@@ -288,26 +290,27 @@ def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
     return paths
 
 
-def _optimum_of(cells, K, L):
-    return next((c for c in cells if c["K"] == K and c["L"] == L), None)
+def _optimum_of(cells: Sequence[PhaseCell], K, L) -> PhaseCell | None:
+    return next((c for c in cells if c.K == K and c.L == L), None)
 
 
-def census_rows(census, cells) -> list[dict]:
-    """Per (K, L): the optimum's name and value next to where gradient descent ended."""
+def census_rows(census, cells: Sequence[PhaseCell]) -> list[dict]:
+    """Per (K, L): the optimum's name and value (``cells``: the phase diagram's) next to where
+    gradient descent ended."""
     rows = []
     for rec in census:
         best = _optimum_of(cells, rec["K"], rec["L"])
-        opt_name = best["best"]["structure"]["name"] if best else ""
+        opt_name = best.structure if best else ""
         runs = [r for r in rec["runs"] if r["separated"]]
         at_opt = sum(r["name"] == opt_name for r in runs)
         rows.append({
             "K": rec["K"], "L": rec["L"], "seeds": rec["seeds"], "optimum": opt_name,
-            "optimum_objective": best["best"]["objective"] if best else math.nan,
+            "optimum_objective": best.value if best else math.nan,
             "frequencies": "; ".join([f"{n}: {k}" for n, k in sorted(rec["frequencies"].items(), key=lambda t: -t[1])]
                                      + _stalled(rec)),
             "fraction_at_optimum": at_opt / len(runs) if runs else math.nan,
             "unseparated": rec["unseparated"],
-            "mean_gd_over_optimum": float(np.mean([r["objective"] for r in runs])) / best["best"]["objective"]
+            "mean_gd_over_optimum": float(np.mean([r["objective"] for r in runs])) / best.value
             if runs and best else math.nan,
         })
     return rows
@@ -334,7 +337,7 @@ def census_markdown(rows) -> str:
     )
 
 
-def draw_gd_census(census, cells, path: Path) -> Path:
+def draw_gd_census(census, cells: Sequence[PhaseCell], path: Path) -> Path:
     """Stacked bars: how often GD from small random initialisation ends at each named structure,
     one bar per (K, L); the optimum's share outlined in black."""
     rows = census_rows(census, cells)

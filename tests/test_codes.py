@@ -8,7 +8,6 @@ distances (cvxpy QP, independent of the optimiser) against the known optima.  p 
 L weight matrices.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -20,7 +19,6 @@ from scipy.stats import ortho_group
 from implicitbias.numerics.maxmargin import codes, polytopes
 from implicitbias.numerics.maxmargin.margin import margins, schatten_objective
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
-from implicitbias.numerics.maxmargin.softmax_codes import one_vs_rest_distance, softmax_code
 from implicitbias.numerics.maxmargin.spherical import code_logits
 from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import codes as exact
@@ -167,34 +165,11 @@ def test_known_structures_cover_the_catalogue():
         assert margins(Z).min() == pytest.approx(1.0, abs=1e-12)
 
 
-@pytest.mark.parametrize(
-    "K, r, expected",
-    [
-        (5, 2, 1 - math.cos(2 * math.pi / 5)),  # r = 2: regular polygon
-        (7, 2, 1 - math.cos(2 * math.pi / 7)),
-        (4, 3, 4 / 3),  # K <= r + 1: simplex
-        (5, 4, 5 / 4),
-        (5, 3, 1.0),  # r + 1 < K <= 2r: part of the cross-polytope
-        (8, 4, 1.0),
-    ],
-)
-def test_softmax_codes_reach_the_known_one_vs_rest_distance(K, r, expected):
-    code = softmax_code(K, r, seed=1)
-    assert code.W.shape == (K, r)
-    assert np.allclose(np.linalg.norm(code.W, axis=1), 1)
-    distance = one_vs_rest_distance(code.W).min()
-    assert distance == pytest.approx(expected, abs=1e-6)
-    assert np.linalg.matrix_rank(code.logits, tol=1e-8) <= r
-    assert code.margin <= distance + 1e-7  # margin of W H^T cannot exceed the hull distance
-
-
 def test_bad_inputs_name_the_parameter():
     with pytest.raises(params.ParameterError, match="^K must"):
         codes.kgon_code(1)
     with pytest.raises(params.ParameterError, match="^K must"):
         codes.cross_polytope_code(2)
-    with pytest.raises(params.ParameterError, match="^r must"):
-        softmax_code(5, 1)
     with pytest.raises(params.ParameterError, match="^L must"):
         exact.objective_at("kgon", 5, float("nan"))
     with pytest.raises(params.ParameterError, match="^structure must"):

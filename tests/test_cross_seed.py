@@ -22,10 +22,10 @@ from implicitbias.numerics.maxmargin.cross_seed import (
     from_larger,
     refine_until_stalled,
 )
-from implicitbias.numerics.maxmargin.margin import margins
+from implicitbias.numerics.maxmargin.margin import margins, schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify
 from implicitbias.numerics.maxmargin.phase import column_config, phase_column
-from implicitbias.numerics.maxmargin.search import depth_exponent, search
+from implicitbias.numerics.maxmargin.search import search
 from implicitbias.numerics.maxmargin.solver import polish, verify
 from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
 from implicitbias.theory import codes as exact
@@ -63,7 +63,7 @@ def test_drop_class_rejects_a_class_outside_the_matrix():
 
 @pytest.mark.parametrize("K, L", [(5, 3), (7, 3.5), (7, 5)])
 def test_from_larger_turns_the_cross_polytope_into_cross_polytope_plus_singleton(K, L):
-    p = depth_exponent(L)
+    p = schatten_exponent(L)
     assert identify(drop_class(CODES["cross_polytope"](K + 1), 0)).name == "cross-polytope + singleton"
     nc = verify(simplex_etf(K), p, "nc")
     best, solves = from_larger(nc, CODES["cross_polytope"](K + 1), L)
@@ -76,7 +76,7 @@ def test_from_larger_turns_the_cross_polytope_into_cross_polytope_plus_singleton
 
 def test_from_larger_never_replaces_a_better_cell():
     K, L = 8, 4
-    p = depth_exponent(L)
+    p = schatten_exponent(L)
     good = verify(CODES["cross_polytope"](K), p, "cross_polytope")
     worse = simplex_etf(K + 1)  # deleting any class gives NC (a local minimum), above the cross-polytope at L = 4
     best, _ = from_larger(good, worse, L)
@@ -85,11 +85,12 @@ def test_from_larger_never_replaces_a_better_cell():
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Counts of the local solves cross_seed runs: polishes (L-BFGS-B continuations) and exact refinements."""
+    """Counts of the local solves cross_seed runs: polishes (L-BFGS-B continuations, its own and those
+    of the search's ``funnel``) and exact refinements."""
     from implicitbias.numerics.maxmargin import cross_seed as module
 
     calls = {"polish": 0, "refine": 0}
-    real_polish, real_refine = module.polish, module.refine_exact
+    real_polish, real_refine, real_funnel = module.polish, module.refine_exact, module.funnel
 
     def polish(*args, **kwargs):
         calls["polish"] += 1
@@ -99,8 +100,14 @@ def counted(monkeypatch):
         calls["refine"] += 1
         return real_refine(*args, **kwargs)
 
+    def funnel(*args, **kwargs):  # the search's funnel, as cross_seed calls it: one polish per candidate returned
+        out = real_funnel(*args, **kwargs)
+        calls["polish"] += len(out)
+        return out
+
     monkeypatch.setattr(module, "polish", polish)
     monkeypatch.setattr(module, "refine_exact", refine)
+    monkeypatch.setattr(module, "funnel", funnel)
     return calls
 
 
@@ -111,8 +118,8 @@ def test_across_depths_spreads_a_better_basin_along_the_column(counted):
     cell is not passed on)."""
     K = 6
     depths = [3, 4, 5, 6, 7]
-    best = {L: verify(simplex_etf(K), depth_exponent(L), "nc") for L in depths}
-    best[5] = verify(CODES["cross_polytope"](K), depth_exponent(5), "cross_polytope")
+    best = {L: verify(simplex_etf(K), schatten_exponent(L), "nc") for L in depths}
+    best[5] = verify(CODES["cross_polytope"](K), schatten_exponent(5), "cross_polytope")
     out, solves = across_depths(best, depths, {5})
     for L in depths:
         assert out[L].objective == pytest.approx(float(exact.objective_at("cross_polytope", K, L)), rel=1e-9)
@@ -125,7 +132,7 @@ def test_across_depths_spreads_a_better_basin_along_the_column(counted):
 
 def test_refine_until_stalled_is_never_worse_and_ends_at_a_fixed_point(counted):
     K, L = 9, 4
-    p = depth_exponent(L)
+    p = schatten_exponent(L)
     sol = polish(code_logits(repulsion_code(K, 3, 5)), p, "rank 3")
     out, runs = refine_until_stalled(sol)
     assert out.objective <= sol.objective and 1 <= runs <= 5 and runs == counted["refine"]

@@ -80,3 +80,18 @@ def test_margin_event_is_terminal_and_upward():
     event = du.margin_event(2.0)
     assert event.terminal is True and event.direction == 1
     assert event(np.array([[3.0, 0.0], [0.0, 3.0]])) == pytest.approx(1.0)
+
+
+def test_gradient_norm_over_all_factors_survives_underflow_and_batches():
+    """``gradient_norm`` against torch's vector norm of the concatenated gradients, at a generic
+    point, at gradients of 1e-200 (whose squares underflow) and per seed of a batch."""
+    gen = torch.Generator().manual_seed(5)
+    grads = [torch.randn(3, 4, dtype=torch.float64, generator=gen), torch.randn(2, 3, dtype=torch.float64, generator=gen)]
+    direct = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
+    assert float(du.gradient_norm(grads)) == pytest.approx(direct, rel=1e-14)
+    tiny = [g * 1e-200 for g in grads]
+    assert float(torch.sqrt(sum((g**2).sum() for g in tiny))) < 1e-300  # the naive norm underflows
+    assert float(du.gradient_norm(tiny)) == pytest.approx(direct * 1e-200, rel=1e-14)
+    batched = [torch.stack([g, 3 * g]) for g in grads]
+    assert du.gradient_norm(batched, batch_dims=1).tolist() == pytest.approx([direct, 3 * direct], rel=1e-14)
+    assert not float(du.gradient_norm([torch.zeros(2, 2, dtype=torch.float64)])) > 0

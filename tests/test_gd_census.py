@@ -7,6 +7,8 @@ at least the optimum, and its name is the name of the matrix recomputed here.  L
 matrices (N = L + 1 factors).
 """
 
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -95,7 +97,7 @@ def test_settings_at_their_bounds():
 def test_census_table_counts_stalled_seeds_and_names_the_optimum():
     from implicitbias.atlas import census_markdown, census_rows
 
-    cell = {"K": 4, "L": 4, "best": {"objective": 2.639, "structure": {"name": "regular 4-gon"}}}
+    cell = types.SimpleNamespace(K=4, L=4, value=2.639, structure="regular 4-gon")  # the PhaseCell attributes read
     stalled = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {}, "unseparated": 3,
                "runs": [{"separated": False, "loss": x} for x in (0.36, 0.37, 0.35)]}
     mixed = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {"regular 4-gon": 1, "NC (simplex)": 1},

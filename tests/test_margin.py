@@ -24,6 +24,10 @@ def test_float_exponent_is_the_exact_one(L):
     assert margin.schatten_exponent(L) == pytest.approx(float(exact_exponent(L)), rel=1e-15)
 
 
+def test_exponent_at_infinite_depth_is_the_p_to_0_limit():
+    assert not margin.schatten_exponent(float("inf")) > 0 and 0 < margin.schatten_exponent(1e6) < 2.1e-6
+
+
 def test_exponent_refuses_depth_below_one():
     with pytest.raises(ParameterError, match="^L must"):
         margin.schatten_exponent(0.99)

@@ -11,8 +11,10 @@ starts of each effort, and bad input.  L counts weight matrices (N = L + 1, p = 
 import numpy as np
 import pytest
 
-from implicitbias.numerics.maxmargin.margin import margins
-from implicitbias.numerics.maxmargin.search import plan, search, search_cell, starts
+from implicitbias.numerics.maxmargin.codes import CODES
+from implicitbias.numerics.maxmargin.margin import margins, schatten_exponent
+from implicitbias.numerics.maxmargin.search import WINDOW, funnel, plan, search, search_cell, starts
+from implicitbias.numerics.maxmargin.solver import verify
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
 
@@ -85,3 +87,21 @@ def test_search_cell_is_small_and_complete():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(params.ParameterError, match=rf"^{name} must"):
         call()
+
+
+def test_funnel_finishes_the_candidates_within_the_window_best_first():
+    """K = 6, L = 4: NC (5), the cross-polytope (3 * 2^(2/5) = 3.959) and the hexagon as candidates:
+    only those within WINDOW of the best unmoved value are polished, at most ``limit``, best first,
+    and polishing never returns a worse matrix than its start."""
+    K, p = 6, schatten_exponent(4)
+    pool = [verify(CODES[k](K), p, k) for k in ("nc", "kgon", "cross_polytope")]
+    keys = [(float(exact.objective_at(k, K, 4)),) for k in ("nc", "kgon", "cross_polytope")]
+    assert all(s.key[0] == pytest.approx(k[0], rel=1e-12) for s, k in zip(pool, keys))
+    top = min(keys)[0]
+    inside = {s.start for s, k in zip(pool, keys) if k[0] <= top * (1 + WINDOW)}
+    out = funnel(pool, keys, p, limit=3)
+    assert {sol.start for sol, _ in out} == inside and "nc" not in inside and "cross_polytope" in inside
+    assert [sol.key for sol, _ in out] == sorted(sol.key for sol, _ in out)
+    assert all(sol.key[0] <= key[0] * (1 + 1e-12) for sol, key in out)
+    (only, key), = funnel(pool, keys, p, limit=1)
+    assert only.start == "cross_polytope" and key == min(keys)

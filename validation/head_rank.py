@@ -33,6 +33,7 @@ from implicitbias.numerics.metrics.nc_metrics import class_mean_rows, nc_metrics
 from implicitbias.numerics.metrics.rank import effective_ranks
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
+from implicitbias.validation.precision import parameter_dtype
 from implicitbias.validation.run import (
     Trainer,
     build,
@@ -117,7 +118,7 @@ def execute(config: Mapping, *, options: Mapping | None = None) -> dict:
 
 def _train_and_measure(c: dict, device: torch.device) -> dict:
     data = dataset_for(c)
-    dtype = torch.float64 if c["precision"] == "float64" else torch.float32
+    dtype = parameter_dtype(c["precision"])
     model = build(c, data, device, dtype)
     init_head_(model.head, c["head_init"], c["head_init_scale"], c["seed"])
     x_train, y_train = data.x_train.to(device, dtype), data.y_train.to(device)

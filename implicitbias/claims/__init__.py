@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+import sys
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -51,6 +54,8 @@ __all__ = [
     "decide",
     "registry",
     "evaluate",
+    "slug",
+    "by_slug",
 ]
 
 VERDICTS = ("agrees", "disagrees", "inconclusive", "not run")
@@ -121,9 +126,13 @@ class Evidence:
 
 @dataclass
 class Context:
-    """Where a claim runs: the store, the executor, the tier, and the folder for its figures."""
+    """Where a claim runs: the store, the executor, the tier, and the folder for its figures.
 
-    store: Any  # implicitbias.store.Store
+    ``store=None`` is the session's temporary store (``implicitbias.session``): results are
+    cached for the life of the process and nothing is written outside a temporary folder.
+    """
+
+    store: Any = None  # implicitbias.store.Store
     out: Path | None = None
     tier: str = "default"
     executor: Executor | None = None
@@ -131,6 +140,10 @@ class Context:
 
     def __post_init__(self):
         params.choice("tier", self.tier, TIERS)
+        if self.store is None:
+            from implicitbias.session import session_store
+
+            self.store = session_store()
 
     def map(self, kind: str, fn: Callable[[dict], Mapping], configs: Iterable[Mapping], *,
             parallel: bool = True, desc: str | None = None) -> list[dict]:
@@ -165,6 +178,11 @@ class Claim:
     outcomes: ClassVar[tuple[str, ...]] = ("agrees", "disagrees")  # what ``judge`` can return (tested)
     thresholds: ClassVar[Mapping[str, Threshold]] = {}
     configs: ClassVar[Mapping[str, Any]] = {}
+
+    @property
+    def slug(self) -> str:
+        """The claim's short id, for the API and the CLI (``slug(self.id)``)."""
+        return slug(self.id)
 
     def config(self, tier: str):
         """The typed config of ``tier`` (tiers without their own use the ``default`` one)."""
@@ -238,3 +256,34 @@ def registry() -> dict[str, Claim]:
     if duplicated:
         raise RuntimeError(f"claim ids defined twice: {duplicated}")
     return {c.id: c for c in sorted(claims, key=lambda c: (c.section, c.order, c.id))}
+
+
+def slug(claim_id: str) -> str:
+    """The short id of a claim id: lower case, words joined by ``-``, dots kept between digits.
+
+    ``"Theorem 3.1"`` -> ``theorem-3.1``, ``"C1"`` -> ``c1``, ``"Hadamard diagonalisation (s. 4)"``
+    -> ``hadamard-diagonalisation-s-4``, ``"L = 1"`` -> ``l-1``.
+    """
+    text = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", str(claim_id).lower())
+    return re.sub(r"[^a-z0-9.]+", "-", text).strip("-")
+
+
+def by_slug() -> dict[str, Claim]:
+    """Every claim by its slug, in registry order (the slugs are checked to be distinct)."""
+    claims = list(registry().values())
+    slugs = [c.slug for c in claims]
+    if len(set(slugs)) != len(slugs):
+        raise RuntimeError(f"two claims share a slug: {sorted({s for s in slugs if slugs.count(s) > 1})}")
+    return dict(zip(slugs, claims))
+
+
+class _Claims(types.ModuleType):
+    """This package, callable: ``implicitbias.claims()`` is ``by_slug()``.  (``import implicitbias
+    as ib; ib.claims()`` is the API's list of claims, and the subpackage of that name is what
+    ``ib.claims`` is once it has been imported, so the two are made one object.)"""
+
+    def __call__(self) -> dict[str, Claim]:
+        return by_slug()
+
+
+sys.modules[__name__].__class__ = _Claims

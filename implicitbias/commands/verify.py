@@ -13,7 +13,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from implicitbias.commands import output_folder
+from implicitbias.commands import output_folder, parse_list
 
 
 def register(sub) -> None:
@@ -22,6 +22,8 @@ def register(sub) -> None:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true",
                    help="print the claims table as JSON (the columns of the report's claims.csv) instead of Markdown")
+    p.add_argument("--only", default=None, metavar="SLUGS",
+                   help="comma-separated claim slugs to check, e.g. theorem-3.1 (ib.claims() lists them)")
     p.set_defaults(func=run)
 
 
@@ -34,7 +36,11 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # a fresh store unless one is named: verify must not trust results it did not compute
         with Store(args.store or Path(tmp) / "verify.sqlite") as store:
-            built = report.build_report(out or tmp, store, verify_only=True, progress=not (args.no_progress or args.json))
+            if args.only is not None:
+                built = _only(args, store, out or Path(tmp))
+            else:
+                built = report.build_report(out or tmp, store, verify_only=True,
+                                            progress=not (args.no_progress or args.json))
     failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
     if args.json:
         import json
@@ -53,3 +59,26 @@ def run(args) -> int:
         return 1
     print(f"all {len(built.claims)} checked claims hold")
     return 0
+
+
+def _only(args, store, out: Path):
+    """``verify --only SLUGS``: the named claims (any claim, not only the theorem checks), judged
+    in ``store``; a ``Report`` of their rows (no report file is written)."""
+    from implicitbias.claims import Context, by_slug, evaluate
+    from implicitbias.report import Report, Row
+    from implicitbias.store import CellError
+    from implicitbias.theory import params
+
+    known = by_slug()
+    slugs = [params.choice("only", s, known) for s in parse_list("only", args.only, str)]
+    ctx = Context(store=store, out=out, progress=not (args.no_progress or args.json))
+    rows = []
+    for slug in slugs:
+        try:
+            results = evaluate(known[slug], ctx)
+        except params.ParameterError:
+            raise
+        except Exception as exc:
+            raise CellError(f"claim {slug} failed to compute: {type(exc).__name__}: {exc}") from exc
+        rows += [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results]
+    return Report(out / "report.md", rows)

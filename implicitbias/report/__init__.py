@@ -207,14 +207,121 @@ th { background: #f2f2f2; }
 img { max-width: 100%; }
 code, pre { background: #f6f6f6; }
 pre { padding: 0.5rem; overflow-x: auto; }
+nav.contents { background: #f8f8f8; border: 1px solid #ddd; padding: 0.5rem 1rem; margin: 1rem 0; font-size: 0.9rem; }
+nav.contents ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+math[display="block"] { margin: 0.4rem 0; overflow-x: auto; }
+.verdict { display: inline-block; padding: 0.05rem 0.45rem; border-radius: 0.6rem; font-weight: 600;
+           white-space: nowrap; border: 1px solid transparent; }
+.verdict-agrees { background: #dff3e3; color: #0b5d1e; border-color: #7cc48b; }
+.verdict-disagrees { background: #fde2e1; color: #8a1010; border-color: #e58c8a; }
+.verdict-inconclusive { background: #fff3cd; color: #6b4e00; border-color: #e5c66b; }
+.verdict-not-run { background: #ececec; color: #444; border-color: #bbb; }
+.verdict-error { background: #8a1010; color: #fff; }
+.verdict-agrees::before { content: "\\2714\\FE0E  "; }
+.verdict-disagrees::before { content: "\\2718\\FE0E  "; }
+.verdict-inconclusive::before { content: "? "; }
 """
+
+# TeX in the Markdown: $$ display $$ and $ inline $ (a $ followed by a digit or a space opens nothing)
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=[^\s$\d])([^$\n]+?)(?<=\S)\$(?![\w$])")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_VERDICT_WORDS = ("agrees", "disagrees", "inconclusive", "not run", "error")
+
+
+def _mathml(tex: str, display: bool) -> str:
+    """MathML of ``tex`` (latex2mathml, offline): a display formula with ``\\\\`` line breaks becomes
+    one block per line (MathML Core, which browsers render, has no line breaks); TeX that
+    latex2mathml cannot read is shown as TeX in a ``code`` element, never with its dollars."""
+    from latex2mathml.converter import convert
+
+    lines = [tex] if not display or r"\begin" in tex else [t for t in re.split(r"\\\\", tex) if t.strip()]
+    out = []
+    for line in lines:
+        try:
+            out.append(convert(line.strip(), display="block" if display else "inline"))
+        except Exception:  # latex2mathml raises its own errors (and some of Python's) on TeX it lacks
+            out.append(f'<code class="tex">{html.escape(line.strip())}</code>')
+    return "".join(out)
+
+
+def _stash_math(text: str) -> tuple[str, list[str]]:
+    """The Markdown with every formula outside code replaced by a placeholder, and the MathML of
+    each (formulas are converted before Markdown can read their backslashes and underscores)."""
+    formulas: list[str] = []
+
+    def keep(mathml: str) -> str:
+        formulas.append(mathml)
+        return f"IBMATH{len(formulas) - 1}IBMATH"  # letters and digits: Markdown leaves them alone
+
+    def convert_math(chunk: str) -> str:
+        chunk = _DISPLAY_MATH.sub(lambda m: keep(_mathml(m.group(1), True)), chunk)
+        return _INLINE_MATH.sub(lambda m: keep(_mathml(m.group(1), False)), chunk)
+
+    parts, last = [], 0
+    for code in _CODE.finditer(text):
+        parts += [convert_math(text[last:code.start()]), code.group(0)]
+        last = code.end()
+    parts.append(convert_math(text[last:]))
+    return "".join(parts), formulas
+
+
+def _badges(body: str) -> str:
+    """Verdict words in table cells and in bold as coloured badges (the word kept: colour is not
+    the only signal)."""
+    words = "|".join(_VERDICT_WORDS)
+
+    def badge(word: str) -> str:
+        return f'<span class="verdict verdict-{word.replace(" ", "-")}">{word}</span>'
+
+    body = re.sub(rf"<td>({words})</td>", lambda m: f"<td>{badge(m.group(1))}</td>", body)
+    return re.sub(rf"<strong>({words})</strong>", lambda m: f"<strong>{badge(m.group(1))}</strong>", body)
+
+
+def _contents(tokens: list[dict]) -> str:
+    """A nested list linking every section (##) and every claim or sub-heading under it."""
+
+    def items(nodes: list[dict]) -> str:
+        return "".join(f'<li><a href="#{n["id"]}">{n["name"]}</a>'
+                       + (f"<ul>{items(n['children'])}</ul>" if n["children"] else "") + "</li>" for n in nodes)
+
+    top = [n for t in tokens for n in (t["children"] if t["level"] == 1 else [t])]
+    return f'<nav class="contents"><strong>Contents</strong><ul>{items(top)}</ul></nav>' if top else ""
+
+
+def _link_claims(body: str, tokens: list[dict]) -> str:
+    """Claim names in the first column of the claims table link to the claim's own heading."""
+    anchors = {}
+    for t in _flatten(tokens):
+        name = html.unescape(t["name"]).split(": ", 1)[0]
+        anchors.setdefault(name, t["id"])
+
+    def link(m: re.Match) -> str:
+        name = html.unescape(m.group(1))
+        return f'<tr>\n<td><a href="#{anchors[name]}">{m.group(1)}</a></td>' if name in anchors else m.group(0)
+
+    return re.sub(r"<tr>\n<td>([^<]+)</td>", link, body)
+
+
+def _flatten(tokens: list[dict]) -> list[dict]:
+    return [n for t in tokens for n in (t, *_flatten(t["children"]))]
 
 
 def write_html(report: Path) -> Path:
-    """A self-contained HTML page of ``report`` (Markdown): figures are embedded as data URIs."""
+    """A self-contained HTML page of ``report`` (Markdown), readable offline in any browser.
+
+    Figures are embedded as data URIs; TeX (``$$ ... $$``, ``$ ... $``) is rendered as MathML
+    (latex2mathml: no script, no CDN); a contents list links every section and every claim (and
+    the claims table's names link to the claims); verdicts are coloured badges that keep the
+    word."""
     import markdown
 
-    body = markdown.markdown(report.read_text(), extensions=["tables", "fenced_code"])
+    text, formulas = _stash_math(report.read_text())
+    md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], extension_configs={"toc": {"toc_depth": "1-4"}})
+    body = md.convert(text)
+    body = re.sub(r"IBMATH(\d+)IBMATH", lambda m: formulas[int(m.group(1))], body)
+    tokens = md.toc_tokens
+    body = _link_claims(_badges(body), tokens)
 
     def embed(match: re.Match) -> str:
         src = html.unescape(match.group(1))
@@ -225,8 +332,10 @@ def write_html(report: Path) -> Path:
         return f'src="data:image/png;base64,{data}"'
 
     body = re.sub(r'src="([^"]+\.png)"', embed, body)
+    first_section = body.find("<h2")
+    body = body[:first_section] + _contents(tokens) + body[first_section:] if first_section >= 0 else body
     page = (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>implicitbias report</title>"
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>implicitbias report</title>"
         f"<style>{_STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
     out = report.with_suffix(".html")

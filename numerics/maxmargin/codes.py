@@ -11,8 +11,8 @@ are in ``implicitbias.theory.codes``.
 - ``cross_polytope_code``: antipodal pairs (2i, 2i+1) on +-e_i, plus one singleton for odd K.
 - ``class_vectors``: balanced factors W, H of Zbar = W H^T (classifier rows, class vectors).
 
-Rank-r softmax codes are in ``softmax_codes``, named polytopes in ``polytopes``, the naming of a
-matrix from its invariants in ``naming``.
+Named polytopes are in ``polytopes``, spherical (repulsion) codes of every rank in ``spherical``,
+the naming of a matrix from its invariants in ``naming``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ __all__ = [
     "cross_polytope_code",
     "CODES",
     "centre_columns",
-    "pair_margin_constraint",
     "class_vectors",
     "single_threaded",
 ]
@@ -81,33 +80,6 @@ def cross_polytope_code(K: int) -> np.ndarray:
 
 
 CODES = {"nc": simplex_etf, "kgon": kgon_code, "cross_polytope": cross_polytope_code}
-
-
-def pair_margin_constraint(K: int, r: int, extra: int = 0):
-    """Margins <h_k, w_k - w_j> (j != k) of Zbar = W H^T and their Jacobian, on flat vectors.
-
-    x = (W.ravel(), H.ravel(), ...) with W, H in R^{K x r} and ``extra`` trailing variables
-    (untouched here).  Returns ``(fun, jac)`` for scipy constraints; written by hand because
-    SLSQP needs dense Jacobians and these are sparse outer-product patterns.
-    """
-    kk, jj = np.nonzero(~np.eye(K, dtype=bool))
-    n = K * r
-    rows = np.arange(kk.size)
-
-    def fun(x):
-        W, H = x[:n].reshape(K, r), x[n : 2 * n].reshape(K, r)
-        return np.einsum("ij,ij->i", H[kk], W[kk] - W[jj])
-
-    def jac(x):
-        W, H = x[:n].reshape(K, r), x[n : 2 * n].reshape(K, r)
-        J = np.zeros((kk.size, 2 * n + extra))
-        for a in range(r):
-            np.add.at(J, (rows, kk * r + a), H[kk, a])
-            np.add.at(J, (rows, jj * r + a), -H[kk, a])
-            J[rows, n + kk * r + a] = W[kk, a] - W[jj, a]
-        return J
-
-    return fun, jac
 
 
 def class_vectors(Z: np.ndarray, tol: float = RANK_RTOL) -> tuple[np.ndarray, np.ndarray]:

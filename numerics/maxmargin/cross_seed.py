@@ -15,7 +15,7 @@ the optimum of K + 1 classes.  Two moves carry a good matrix to a neighbouring c
   smoothing continuation (from eps = 1e-2, ``COARSE_SCHEDULE``) lets the other classes spread
   into it, a warm polish alone does not (measured: it stays 1e-2 above the optimum).  All K + 1
   deletions are tried (one per spectrum: deletions in one orbit of the symmetry group agree);
-  distinct results within ``WINDOW`` of the best (at most ``MAX_DELETIONS``) are polished to the
+  distinct results within ``search.WINDOW`` of the best (at most ``MAX_DELETIONS``) are polished to the
   end, and all of them within ``CLOSE`` of the best are refined at fixed rank before they are
   compared (polished values are only about 1e-4 accurate, the basins differ by 5e-4).
 - (K, L +- 1) -> (K, L), ``across_depths``: the best matrix of a cell that the other steps
@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from implicitbias.numerics.maxmargin.codes import centre_columns, single_threaded
-from implicitbias.numerics.maxmargin.margin import unit_margin
-from implicitbias.numerics.maxmargin.search import CLOSE, WINDOW, _same, _within, depth_exponent
+from implicitbias.numerics.maxmargin.margin import schatten_exponent, unit_margin
+from implicitbias.numerics.maxmargin.search import CLOSE, funnel, same_minimum, within
 from implicitbias.numerics.maxmargin.solver import (
     COARSE_SCHEDULE,
     WARM_SCHEDULE,
@@ -102,7 +102,7 @@ def from_larger(best: MarginSolution, above: np.ndarray, L) -> tuple[MarginSolut
     Returns the better of ``best`` and the deletions' best, and the solves (polishes and
     refinements).
     """
-    p = depth_exponent(L)
+    p = schatten_exponent(L)
     basins: list[MarginSolution] = []
     spectra: list[np.ndarray] = []
     for c in range(np.asarray(above).shape[0]):
@@ -112,17 +112,15 @@ def from_larger(best: MarginSolution, above: np.ndarray, L) -> tuple[MarginSolut
             continue  # a deletion equivalent to one tried (same spectrum: e.g. the same orbit of the symmetry group)
         spectra.append(s)
         sol = polish(Z, p, f"cross-seed: class {c} of K + 1 deleted", COARSE_SCHEDULE)
-        if not any(_same(sol, b) for b in basins):
+        if not any(same_minimum(sol, b) for b in basins):
             basins.append(sol)
-    basins.sort(key=lambda s: s.key)
-    chosen = [b for b in basins if _within(b.key, basins[0].key, p, WINDOW)][:MAX_DELETIONS]
-    polished = sorted((polish(b.Z, p, b.start, WARM_SCHEDULE) for b in chosen), key=lambda s: s.key)
-    solves = len(spectra) + len(chosen)
+    polished = [sol for sol, _ in funnel(basins, [b.key for b in basins], p, MAX_DELETIONS)]
+    solves = len(spectra) + len(polished)
     # polished values are about 1e-4 accurate on flat low-rank families, the basins differ by less:
     # every candidate close to the best is refined before they are compared
     top = best
     for sol in polished:
-        if _within(sol.key, polished[0].key, p, CLOSE):
+        if within(sol.key, polished[0].key, p, CLOSE):
             sol, runs = refine_until_stalled(sol)
             solves += runs
             if _better(sol, top):
@@ -142,7 +140,7 @@ def across_depths(best: dict, depths: list, changed: set) -> tuple[dict, int]:
         for j in (i - 1, i + 1):
             if 0 <= j < len(depths):
                 L = depths[j]
-                cand, runs = _finish(best[depths[i]].Z, depth_exponent(L), f"cross-seed: best of L = {depths[i]}")
+                cand, runs = _finish(best[depths[i]].Z, schatten_exponent(L), f"cross-seed: best of L = {depths[i]}")
                 solves += runs
                 if _better(cand, best[L]):
                     best[L] = cand

@@ -36,7 +36,7 @@ from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify
 from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, polish, refine_exact, verify
 from implicitbias.numerics.torch_threads import torch_threads
-from implicitbias.numerics.ufm.deep_ufm import gaussian_init
+from implicitbias.numerics.ufm.deep_ufm import cross_entropy, gaussian_init, gradient_norm, logits
 from implicitbias.theory import params
 
 __all__ = ["KIND", "gd_settings", "census_config", "batched_gd", "batched_loss", "census_cell"]
@@ -65,19 +65,9 @@ def census_config(K: int, L: int, seeds: int = 32, **settings) -> dict:
 
 
 def batched_loss(factors: list[torch.Tensor]) -> torch.Tensor:
-    """Per-seed mean cross-entropy (shape [B]) of Z_b = W_L ... W_1 H (n = 1, labels 0..K-1).
-
-    Written as softplus(logsumexp_{c != k}(Z_ck - Z_kk)) per column, exact down to ~1e-300
-    (the form of ``deep_ufm.cross_entropy``).
-    """
-    Z = factors[0]
-    for W in factors[1:]:
-        Z = W @ Z
-    K = Z.shape[-1]
-    diff = Z - torch.diagonal(Z, dim1=-2, dim2=-1)[:, None, :]
-    own = torch.eye(K, dtype=torch.bool)
-    s = torch.logsumexp(torch.where(own, -torch.inf, diff), dim=1)
-    return torch.logaddexp(torch.zeros_like(s), s).mean(dim=1)
+    """Per-seed mean cross-entropy (shape [B]) of Z_b = W_L ... W_1 H (n = 1, labels 0..K-1):
+    ``deep_ufm.cross_entropy`` of the batch of logits (exact down to losses of ~1e-300)."""
+    return cross_entropy(logits(factors))
 
 
 def batched_gd(K: int, L: int, d: int, seeds, scale: float, lr: float, steps: int,
@@ -95,21 +85,15 @@ def batched_gd(K: int, L: int, d: int, seeds, scale: float, lr: float, steps: in
             if bool(done.all()):
                 break
             grads = torch.autograd.grad(losses.sum(), theta)
-            # per-seed gradient norm, scaled by the largest entry (squares of ~1e-200 underflow)
-            top = torch.stack([g.abs().flatten(1).max(dim=1).values for g in grads]).max(dim=0).values
-            safe = torch.where(top > 0, top, torch.ones_like(top))
-            norm = safe * torch.sqrt(sum(((g / safe.view(-1, *[1] * (g.dim() - 1))) ** 2).flatten(1).sum(dim=1)
-                                         for g in grads))
-            active = (~done) & (top > 0)
+            norm = gradient_norm(grads, batch_dims=1)  # per seed, over all its factors
+            active = (~done) & (norm > 0)
             eta = torch.where(active, lr / torch.where(active, norm, torch.ones_like(norm)), torch.zeros_like(norm))
             with torch.no_grad():
                 for p, g in zip(theta, grads):
                     p.sub_(eta.view(-1, *[1] * (g.dim() - 1)) * g)
             taken += active.long()
         final = batched_loss(theta).detach()
-        Z = theta[0]
-        for W in theta[1:]:
-            Z = W @ Z
+        Z = logits(theta)
     return Z.detach().numpy(), final.numpy(), taken.numpy()
 
 

@@ -12,10 +12,13 @@ most objects here act on the mean-logit matrix Zbar in R^{K x K}, column k = log
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import params
+from implicitbias.theory.representation_cost import schatten_exponent as exact_exponent
 
 __all__ = [
     "labels",
@@ -29,9 +32,13 @@ __all__ = [
 
 
 def schatten_exponent(L: float) -> float:
-    """p = 2 / (L + 1) for depth L (L counts weight matrices; N = L + 1 factors)."""
-    L = params.real("L", L, minimum=1)
-    return 2.0 / (L + 1.0)
+    """p = 2 / (L + 1) for depth L >= 1 (L counts weight matrices; N = L + 1 factors), as a float;
+    0 for L = inf (the p -> 0 limit of Theorem 3.2).  The formula's one home is the exact
+    ``implicitbias.theory.representation_cost.schatten_exponent``; this is its value, correctly
+    rounded."""
+    if L == math.inf:
+        return 0.0
+    return float(exact_exponent(L))
 
 
 def labels(K: int, n: int = 1) -> np.ndarray:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
+from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
 from implicitbias.numerics.maxmargin.cross_seed import cross_seed
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
@@ -55,6 +56,7 @@ from implicitbias.numerics.maxmargin.solver import (
     polish,
     verify,
 )
+from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
 from implicitbias.theory.three_classes import proof as three_class_proof
@@ -71,8 +73,10 @@ __all__ = [
     "phase_configs",
     "phase_diagram",
     "cells_of",
+    "typed_cells",
     "boundary",
-    "best_rank",
+    "Certificate",
+    "PhaseCell",
     "MAX_CELLS",
 ]
 
@@ -174,8 +178,9 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
 
 
 def _curve(Z: np.ndarray):
+    """q -> S_q(Z) over the numerical rank at numpy's ``matrix_rank`` tolerance (K machine epsilons)."""
     s = np.linalg.svd(Z, compute_uv=False)
-    s = s[s > Z.shape[0] * np.finfo(float).eps * s[0]]
+    s = s[: numerical_rank(s, Z.shape[0] * np.finfo(float).eps)]
     return lambda q: float(np.sum(s**q))
 
 
@@ -353,6 +358,11 @@ def cells_of(columns: Sequence[dict]) -> list[dict]:
     return sorted((c for col in columns for c in col["cells"]), key=lambda c: (c["K"], float(c["L"])))
 
 
+def typed_cells(columns: Sequence[dict]) -> list[PhaseCell]:
+    """The cells of the columns as ``PhaseCell``s, in (K, L) order."""
+    return [PhaseCell.from_record(c) for c in cells_of(columns)]
+
+
 def boundary(cells: Sequence[dict]) -> list[dict]:
     """Per K: the smallest integer L where NC is suboptimal, what beats it there, and thresholds.
 
@@ -380,7 +390,3 @@ def boundary(cells: Sequence[dict]) -> list[dict]:
         })
     return rows
 
-
-def best_rank(cell: dict) -> int:
-    """Rank of the best solution of a cell (NC's K - 1 unless an alternative beats it)."""
-    return int(cell["best"]["rank"])

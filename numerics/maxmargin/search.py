@@ -41,6 +41,7 @@ import numpy as np
 
 from implicitbias.numerics.maxmargin import polytopes
 from implicitbias.numerics.maxmargin.codes import CODES, simplex_etf, single_threaded
+from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.solver import (
     COARSE_SCHEDULE,
     MAX_DIMENSION,
@@ -59,7 +60,9 @@ __all__ = [
     "SEARCH_DEPTHS",
     "WINDOW",
     "SearchResult",
-    "depth_exponent",
+    "same_minimum",
+    "within",
+    "funnel",
     "Plan",
     "plan",
     "starts",
@@ -80,13 +83,6 @@ LARGE_SEARCH_DEPTHS = (2, 3, 5, 8, 12)  # above SMALL_K, the default's search de
 MAX_EFFORT = 100
 SEARCH_KIND = "maxmargin.search-values"
 RANDOM = "random:"  # label prefix of the random starts, polished at every search depth
-
-
-def depth_exponent(L) -> float:
-    """p = 2/(L + 1) for depth L >= 1 (L weight matrices); 0 for L = inf (Theorem 3.2's limit)."""
-    if L == math.inf:
-        return 0.0
-    return 2.0 / (params.real("L", L, minimum=1) + 1.0)
 
 
 @dataclass(frozen=True)
@@ -172,7 +168,7 @@ class SearchResult:
     seed: int = 0
 
 
-def _same(a: MarginSolution, b: MarginSolution) -> bool:
+def same_minimum(a: MarginSolution, b: MarginSolution) -> bool:
     """One local minimum found twice (up to relabelling the classes): equal rank and spectrum."""
     sa, sb = np.asarray(a.singular_values), np.asarray(b.singular_values)
     return a.rank == b.rank and np.allclose(sa, sb, rtol=1e-6, atol=1e-7 * sa[0])
@@ -182,7 +178,7 @@ def _distinct(sols: list[MarginSolution]) -> list[MarginSolution]:
     """Drop repeats (a rigid structure is found at every search depth)."""
     out: list[MarginSolution] = []
     for s in sols:
-        if not any(_same(s, o) for o in out):
+        if not any(same_minimum(s, o) for o in out):
             out.append(s)
     return out
 
@@ -201,37 +197,48 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
     branches: dict = {d: [] for d in search_depths}
     solves = 0
     for d in search_depths:
-        p = depth_exponent(d)
+        p = schatten_exponent(d)
         keys = [verify(Z, p).key for _, Z in labelled]
         top = min(keys)
         for (label, Z), key in zip(labelled, keys):
-            if not (label.startswith(RANDOM) or _within(key, top, p, PRUNE)):
+            if not (label.startswith(RANDOM) or within(key, top, p, PRUNE)):
                 continue
             sol = polish(Z, p, label, COARSE_SCHEDULE)
             solves += 1
-            if not any(_same(sol, b) for b in branches[d]):
+            if not any(same_minimum(sol, b) for b in branches[d]):
                 branches[d].append(sol)
     pool = _distinct([b for d in search_depths for b in branches[d]])
     best = {}
     for L in depths:
-        p = depth_exponent(L)
-        keyed = sorted(((verify(b.Z, p).key, i) for i, b in enumerate(pool)))
-        chosen = [pool[i] for key, i in keyed if _within(key, keyed[0][0], p, WINDOW)][:how.max_polished]
-        polished = sorted(((polish(b.Z, p, b.start, WARM_SCHEDULE), verify(b.Z, p).key) for b in chosen),
-                          key=lambda sk: sk[0].key)
+        p = schatten_exponent(L)
+        polished = funnel(pool, [verify(b.Z, p).key for b in pool], p, how.max_polished)
         refined = []
         for sol, unmoved in polished:
-            if not _within(sol.key, polished[0][0].key, p, how.close) or any(_same(sol, r) for r in refined):
+            if not within(sol.key, polished[0][0].key, p, how.close) or any(same_minimum(sol, r) for r in refined):
                 continue
             rigid = sol.key[-1] >= unmoved[-1] * (1 - 1e-12)  # polishing found nothing below the branch
             refined.append(sol if rigid else refine_exact(sol, maxiter=how.refine_iterations))
-        solves += len(chosen) + len(refined)
+        solves += len(polished) + len(refined)
         best[L] = min(refined, key=lambda s: s.key)
     return SearchResult(K, list(depths), best, pool, [label for label, _ in labelled], solves, effort,
                         seed if isinstance(seed, int) else 0)
 
 
-def _within(key: tuple, top: tuple, p: float, window: float) -> bool:
+def funnel(pool: Sequence[MarginSolution], keys: Sequence[tuple], p: float, limit: int) -> list[tuple]:
+    """The candidates of ``pool`` worth finishing at p, finished: those whose ``keys`` (their values
+    at p, unmoved) lie within ``WINDOW`` of the best, at most ``limit`` of them (best first, ties
+    in pool order), each polished at p with the fine stages (``WARM_SCHEDULE``).
+
+    Returns ``(polished, key)`` pairs sorted by the polished key (the search refines the ones close
+    to the best, ``cross_seed`` compares them with the cell's best).
+    """
+    keyed = sorted((key, i) for i, key in enumerate(keys))
+    chosen = [i for key, i in keyed if within(key, keyed[0][0], p, WINDOW)][:limit]
+    return sorted(((polish(pool[i].Z, p, pool[i].start, WARM_SCHEDULE), keys[i]) for i in chosen),
+                  key=lambda pair: pair[0].key)
+
+
+def within(key: tuple, top: tuple, p: float, window: float) -> bool:
     """Is a solution's key within a relative ``window`` of the best key (same rank at p = 0)?"""
     if p == 0:
         return key[0] == top[0] and key[1] <= top[1] + (abs(top[1]) + 1) * window

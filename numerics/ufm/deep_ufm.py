@@ -52,6 +52,7 @@ __all__ = [
     "gradient",
     "gradient_descent",
     "gradient_flow",
+    "gradient_norm",
     "hadamard_bases",
     "hadamard_init",
     "logit_velocity",
@@ -177,7 +178,7 @@ def logits(factors: Sequence) -> torch.Tensor:
 
 
 def _labels(Z: torch.Tensor) -> torch.Tensor:
-    K, m = Z.shape
+    K, m = Z.shape[-2:]
     if m % K:
         raise params.ParameterError(f"the logits have {m} columns, not a multiple of K = {K}")
     return torch.arange(K).repeat_interleave(m // K)
@@ -189,14 +190,29 @@ def cross_entropy(Z: torch.Tensor) -> torch.Tensor:
     Evaluated per column as log(1 + sum_{c != y} e^{Z_cj - Z_yj}) = softplus(s_j) with
     s_j = logsumexp_{c != y}(Z_cj - Z_yj) (``torch.logaddexp(0, s)``), which keeps full relative
     precision down to losses of ~1e-300; the direct difference logsumexp - Z_y rounds to 0 once
-    the loss falls below ~1e-16 |Z| (margins ~35).
+    the loss falls below ~1e-16 |Z| (margins ~35).  ``Z`` is K x Kn, or a batch [..., K, Kn] of
+    such (one loss per leading index: ``gd_census`` runs many seeds at once).
     """
-    y, cols = _labels(Z), torch.arange(Z.shape[1])
-    diff = Z - Z[y, cols]
-    own = torch.zeros_like(Z, dtype=torch.bool)
+    y, cols = _labels(Z), torch.arange(Z.shape[-1])
+    diff = Z - Z[..., y, cols][..., None, :]
+    own = torch.zeros(Z.shape[-2:], dtype=torch.bool)
     own[y, cols] = True
-    s = torch.logsumexp(torch.where(own, -torch.inf, diff), dim=0)
-    return torch.logaddexp(torch.zeros_like(s), s).mean()
+    s = torch.logsumexp(torch.where(own, -torch.inf, diff), dim=-2)
+    return torch.logaddexp(torch.zeros_like(s), s).mean(dim=-1)
+
+
+def gradient_norm(grads: Sequence[torch.Tensor], batch_dims: int = 0) -> torch.Tensor:
+    """||(g_0, ..., g_L)||, the Euclidean norm over all factors' gradients, per index of their first
+    ``batch_dims`` dimensions (a tensor of that shape; 0-d by default).
+
+    Underflow-safe: computed as top * sqrt(sum (g / top)^2) with top the largest |entry|, since
+    the squares of gradients of ~1e-200 (losses near 1e-300) underflow; 0 where every entry is 0.
+    """
+    flat = [g.reshape(*g.shape[:batch_dims], -1) for g in grads]
+    top = torch.stack([f.abs().amax(dim=-1) for f in flat]).amax(dim=0)
+    safe = torch.where(top > 0, top, torch.ones_like(top))
+    total = sum(((f / safe[..., None]) ** 2).sum(dim=-1) for f in flat)
+    return torch.where(top > 0, safe * torch.sqrt(total), torch.zeros_like(top))
 
 
 def loss(factors: Sequence) -> torch.Tensor:
@@ -263,9 +279,8 @@ def _step_divisor(mode: str, value: torch.Tensor, grads: Sequence[torch.Tensor])
     """eta = lr / divisor: 1, the loss, or the gradient norm over all factors."""
     if mode == "loss":
         return value.item()
-    if mode == "gradient":  # scaled by the largest entry: squares of ~1e-200 gradients underflow
-        top = max(float(g.abs().max()) for g in grads)
-        return top * math.sqrt(sum(float(((g / top) ** 2).sum()) for g in grads)) if top > 0 else 0.0
+    if mode == "gradient":
+        return float(gradient_norm(grads))
     return 1.0
 
 

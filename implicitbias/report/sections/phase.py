@@ -21,7 +21,7 @@ from implicitbias.atlas import (
 )
 from implicitbias.claims.theorem_3_1 import CLAIM as THEOREM_3_1
 from implicitbias.numerics.maxmargin import gd_census
-from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram
+from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram, typed_cells
 
 NAME = "phase"
 ORDER = 10
@@ -37,7 +37,7 @@ CENSUS = {  # (Ks, Ls, seeds) of the gradient-descent census per tier
 def exhibit(ctx) -> str:
     config = THEOREM_3_1.config(ctx.tier)
     columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
-    cells = cells_of(columns)
+    cells = typed_cells(columns)
     paths = write_outputs(columns, ctx.path("phase"), stem="phase")
     Ks, Ls, seeds = CENSUS[ctx.tier]
     census = ctx.map(gd_census.KIND, gd_census.census_cell,
@@ -64,7 +64,7 @@ invariants (rank, spectrum, class-vector cosines, symmetry group); named structu
 Boundary L*(K): the smallest integer depth at which NC is suboptimal, the structure that beats it
 there, and the exact real depths at which the closed-form codes tie NC ([CSV]({ctx.link(paths['boundary'])})).
 
-{boundary_markdown(boundary(cells))}
+{boundary_markdown(boundary(cells_of(columns)))}
 
 Crossovers: real depths where two structures optimal somewhere in a column tie (exact for named
 pairs).

@@ -1,0 +1,106 @@
+"""Typed cells of the phase diagram of P(K, L), read by attribute.
+
+``numerics.maxmargin.phase`` stores each column as a JSON record (the store's unit); a
+``PhaseCell`` is one cell of such a record read into a frozen dataclass, for the atlas, the API and
+users.  Problem (Spec A, section 3): P(K, L), minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p,
+p = 2 / (L + 1), subject to unit margins; L counts weight matrices (N = L + 1 factors).
+This module imports numpy only, so the API can name the types without loading the solvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Certificate", "PhaseCell"]
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Why a cell has its verdict.
+
+    ``kind``: ``exact`` (a closed form compared exactly with NC, or a proof for K = 2, 3),
+    ``convex`` (L = 1: dual bounds of the nuclear-norm problem), ``numerical`` (a re-verified
+    matrix below K - 1 by more than the relative gap ``phase.GAP``) or ``none`` (NC best found);
+    ``structure``: the structure that beats NC, where one does; ``details``: every number the
+    certificate rests on, as recorded.
+    """
+
+    kind: str
+    structure: str | None
+    details: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PhaseCell:
+    """One cell (K, L) of the phase diagram of P(K, L): minimise S_p(Zbar), p = 2 / (L + 1).
+
+    ``verdict``: ``NC suboptimal`` / ``NC optimal`` / ``NC best found``; ``structure``: the best
+    matrix's name from its invariants (``key`` is the closed-form code's key, "" when unnamed);
+    ``rank`` and ``value`` (S_p) of the best matrix ``matrix`` (K x K, unit margin);
+    ``nc_value`` = K - 1; ``lower_bound`` a certified lower bound on the optimum (of kind
+    ``lower_bound_kind``) and ``gap`` = (value - lower_bound) / value; ``closed_form`` the
+    objective's exact expression when the structure is named; ``symmetry_order`` and
+    ``vertex_transitive`` of the structure; ``start`` the search start the best matrix came
+    from, ``solver_success`` and ``solver_message`` scipy's report.  ``record`` is the stored
+    record (``phase_column``'s nested dict) it was read from.  L counts weight matrices
+    (N = L + 1).
+    """
+
+    K: int
+    L: int | float
+    p: float
+    verdict: str
+    structure: str
+    key: str | None
+    rank: int
+    value: float
+    nc_value: float
+    lower_bound: float
+    gap: float
+    certificate: Certificate
+    closed_form: str | None
+    matrix: np.ndarray = field(repr=False)
+    lower_bound_kind: str = field(repr=False)
+    symmetry_order: int = field(repr=False)
+    vertex_transitive: bool = field(repr=False)
+    start: str = field(repr=False)
+    solver_success: bool = field(repr=False)
+    solver_message: str = field(repr=False)
+    record: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> PhaseCell:
+        """The typed cell of a cell record of ``phase_column`` (its nested dict)."""
+        best, cert = record["best"], record["certificate"]
+        return cls(
+            K=int(record["K"]),
+            L=record["L"],
+            p=float(record["p"]),
+            verdict=record["verdict"],
+            structure=best["structure"]["name"],
+            key=best["structure"]["key"],
+            rank=int(best["rank"]),
+            value=float(best["objective"]),
+            nc_value=float(record["nc_objective"]),
+            lower_bound=float(record["lower_bound"]["value"]),
+            gap=float(record["gap"]),
+            certificate=Certificate(cert["kind"], cert.get("structure"), dict(cert)),
+            closed_form=record["closed_form"]["expression"] if record["closed_form"] else None,
+            matrix=np.array(best["Z"], dtype=float),
+            lower_bound_kind=record["lower_bound"]["kind"],
+            symmetry_order=int(best["structure"]["aut_order"]),
+            vertex_transitive=bool(best["structure"]["vertex_transitive"]),
+            start=best["start"],
+            solver_success=bool(best["success"]),
+            solver_message=best["message"],
+            record=record,
+        )
+
+    @property
+    def nc_optimal(self) -> bool:
+        """Is NC certified optimal here?"""
+        return self.verdict == "NC optimal"

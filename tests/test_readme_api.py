@@ -1,0 +1,36 @@
+"""The README's "Python API" section runs as written, in a fresh interpreter without a store set up."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def api_block() -> str:
+    """The first ```python block after the heading "## Python API"."""
+    text = README.read_text()
+    section = text.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```python\n(.*?)^```$", section, flags=re.S | re.M)
+    assert blocks, "the Python API section has no python block"
+    return blocks[0]
+
+
+def test_readme_python_api_section_runs_as_written(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "IMPLICITBIAS_STORE"}
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env.update(HOME=str(tmp_path), MPLBACKEND="Agg", XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(temporary))
+    work = tmp_path / "work"
+    work.mkdir()
+    script = work / "readme_api.py"
+    script.write_text(api_block())
+    done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "NC suboptimal cross-polytope 3" in done.stdout
+    assert (work / "phase_cells.csv").read_text().startswith("K,L,p,verdict")
+    # the session store is temporary: nothing in the user's cache, nothing left in the folder but the CSV
+    assert not (tmp_path / "cache" / "implicitbias").exists() and not any(temporary.iterdir())
+    assert sorted(p.name for p in work.iterdir()) == ["phase_cells.csv", "readme_api.py"]
