@@ -166,3 +166,13 @@ def test_t_interval_matches_scipy():
     lo, hi = t.interval(0.95, 3, loc=np.mean(v), scale=np.std(v, ddof=1) / 2)
     assert (i.lo, i.hi) == pytest.approx((lo, hi))
     assert math.isnan(ms.t_interval([1.0]).lo) and math.isnan(ms.t_interval([]).estimate)
+
+
+def test_a_table_without_residual_noise_gets_an_open_interval_quickly():
+    """Purely additive accuracies (seed + sigma_w effects, no interaction): F is infinite; the lower end
+    is the capped one, the upper end inf, and no noncentral-F series runs for minutes."""
+    y = np.add.outer(np.array([0.0, 0.5, 1.0]), np.array([3.0, 1.0, 0.0, 2.0]))
+    mem = ms.memory(y, permute=False)
+    assert mem.snr.lo > 1 and mem.snr.hi == math.inf
+    lo, hi = ms.snr_interval([math.nan], 3, 6, 3)
+    assert math.isnan(lo[0]) and math.isnan(hi[0])
