@@ -76,6 +76,7 @@ MODULE_TESTS = {
     "numerics/ufm/spectral_flow.py": ["test_spectral_ode.py", "test_kl_to_nc.py", "test_theorem_4_4.py", "test_basin.py"],
     "numerics/metrics/forgetting_metrics.py": ["test_forgetting_metrics.py", "test_toy_forgetting.py", "test_validation_analysis.py"],
     "numerics/metrics/resampling.py": ["test_resampling.py"],
+    "numerics/metrics/memory_stats.py": ["test_memory_stats.py", "test_resampling.py"],
     "numerics/metrics/kl_to_nc.py": ["test_kl_to_nc.py"],
     "numerics/metrics/nc_metrics.py": ["test_nc_metrics.py"],
     "numerics/metrics/rank.py": ["test_effective_rank.py"],

@@ -87,6 +87,7 @@ class Part:
     rates: Callable[[int], OC] | None = field(default=None, compare=False, repr=False)
     n: int = 0
     p: float = math.nan
+    sims: int = 0  # simulated tiers for ``oc`` (0: never simulated); simulated by ``decide`` when needed
 
 
 @dataclass(frozen=True)
@@ -244,8 +245,15 @@ def seeds_needed(rates, start: int, most: int = 64) -> int | None:
 
 def _part(what, interval, bound, below, rates, n, sims, p=math.nan) -> Part:
     bound = float(bound)
-    oc = rates(n) if sims and n >= 2 and not math.isnan(interval.lo) else None
-    return Part(what, interval, bound, below, side(interval, bound, below), oc, rates, n, p)
+    return Part(what, interval, bound, below, side(interval, bound, below), None, rates, n, p, sims)
+
+
+def _simulated(part: Part) -> Part:
+    """The part with its operating characteristics at its own n (once; only for a part that has an
+    interval, a simulation size and at least two seeds)."""
+    if part.oc is not None or not part.sims or part.rates is None or part.n < 2 or math.isnan(part.interval.lo):
+        return part
+    return replace(part, oc=part.rates(part.n))
 
 
 def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = SIMS) -> Part:
@@ -308,13 +316,16 @@ class Decision:
 
 
 def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> Decision:
-    """Combine ``parts`` (``combine``); a failed ``premise`` (its text) makes it inconclusive; with
-    ``simulate``, a claim-level wrong-direction rate above MAX_WRONG makes it ``inconclusive
-    (underpowered)`` and names the seeds needed."""
+    """Combine ``parts`` (``combine``); a failed ``premise`` (its text) makes it inconclusive (and
+    nothing is simulated); with ``simulate``, each part's operating characteristics are simulated and a
+    claim-level wrong-direction rate above MAX_WRONG makes it ``inconclusive (underpowered)`` and
+    names the seeds needed."""
     parts = tuple(parts)
+    if premise:  # nothing to simulate: the rule does not judge these data
+        return Decision("inconclusive", premise, parts, None)
+    if simulate:
+        parts = tuple(_simulated(p) for p in parts)
     oc = claim_oc(parts) if simulate else None
-    if premise:
-        return Decision("inconclusive", premise, parts, oc)
     outcome = combine([p.outcome for p in parts])
     missing = [p.what for p in parts if math.isnan(p.interval.lo) or math.isnan(p.interval.hi)]
     if missing or not parts:

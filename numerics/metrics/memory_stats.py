@@ -58,11 +58,8 @@ __all__ = [
 CONFIDENCE = 0.95
 TAILS = (0.025, 0.0125, 0.005, 0.0025, 0.001)  # per-tail levels tried, narrowest first, until coverage >= nominal
 EXACT_UP_TO = 40320  # relabellings enumerated exactly up to this many (8!); beyond, Monte Carlo
-# Largest noncentrality searched: scipy's noncentral F cdf returns NaN and slows to seconds per call beyond
-# ~1e12 (measured), so a table with (almost) no seed noise gets s = sqrt(1e10 / (n (k - 1))), thousands
-# of noise units: "no noise to compare with", far above every bound a rule uses.
-LAMBDA_MAX = 1e10
 _RESAMPLES = 9999
+F_CAP = 1e4  # F above this: s > ~45 noise units; the interval's lower end is taken at the cap, its upper end inf
 BOOTSTRAP = 200  # parametric-bootstrap tables per interval (the 2.5% tail is the 5th order statistic)
 
 
@@ -145,24 +142,28 @@ def snr_interval(f, df1: int, df2: int, n: int, level: float = CONFIDENCE) -> tu
 
     lambda_lo solves ncf.cdf(F; lambda) = 1 - (1 - level)/2 (0 if even lambda = 0 gives less),
     lambda_hi solves it = (1 - level)/2; s = sqrt(lambda / (n (k - 1))).  Vectorised bisection
-    (the cdf falls with lambda), 60 halvings, lambda at most ``LAMBDA_MAX``.
+    (the cdf falls with lambda), 60 halvings.  F above ``F_CAP`` (a table without residual noise):
+    the lower end at the cap, the upper end inf; F NaN: NaN.
     """
     from scipy.stats import f as central_f
     from scipy.stats import ncf
 
-    f = np.atleast_1d(np.asarray(f, dtype=float))
+    raw = np.atleast_1d(np.asarray(f, dtype=float))
+    capped = ~(raw <= F_CAP)  # beyond it (or NaN, inf: no residual noise) the cdf's series is slow: the
+    f = np.where(capped, F_CAP, raw)  # lower end is taken at the cap (conservative), the upper end is inf
     tail = (1 - level) / 2
     out = []
     for target in (1 - tail, tail):
         at0 = central_f.cdf(f, df1, df2)
-        lo, hi = np.zeros_like(f), np.minimum(10.0 * (df1 * np.nan_to_num(f, posinf=LAMBDA_MAX) + 10.0), LAMBDA_MAX)
+        lo, hi = np.zeros_like(f), 10.0 * (df1 * f + 10.0)
         for _ in range(60):
             mid = (lo + hi) / 2
             above = ncf.cdf(f, df1, df2, mid) > target
             lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
         lam = np.where(at0 <= target, 0.0, (lo + hi) / 2)
         out.append(np.sqrt(lam / (n * df1)))
-    return out[0], out[1]
+    lower = np.where(np.isnan(raw), np.nan, out[0])
+    return lower, np.where(np.isnan(raw), np.nan, np.where(capped, np.inf, out[1]))
 
 
 def permutation_p(y, seed: int = 0) -> tuple[float, int, bool]:
