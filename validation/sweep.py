@@ -219,9 +219,10 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
     """Run every missing run of ``spec`` through ``store.map`` and return all records, in spec order.
 
     In-process (``executor`` None) each run's epoch rows go to the store as they happen.  With
-    ``options.batched`` the runs of each sigma_w group train together as one vectorised model
-    (``implicitbias.validation.batched``; every sigma_w x seed of a setting is one ensemble), the
-    ensemble is the unit of caching and resumption.
+    ``options.batched`` the runs that can share a step train together as one vectorised model
+    (``implicitbias.validation.batched``: every sigma_w x seed x optimiser setting of the same data,
+    network, batch size and horizon is one ensemble), the ensemble is the unit of caching and
+    resumption, and each member is stored as an ordinary run record.
     """
     options = {k: v for k, v in spec.options.items() if k != "batched"}
     run_mod.resolve_device(options.get("device"))  # a bad device fails before any run starts
