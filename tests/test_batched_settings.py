@@ -73,6 +73,18 @@ def test_ensembles_join_runs_that_share_a_step_and_split_the_rest():
     assert groups == [[*runs, base], *[[c] for c in other]]
 
 
+@given(sizes=st.lists(st.integers(1, 30), min_size=1, max_size=6), cap=st.integers(1, 50))
+def test_large_ensembles_are_cut_into_equal_parts_that_keep_settings_together(sizes, cap):
+    runs = [{**MLP, "lr": 0.1 * (i + 1), "sigma_w": 0.1 * (k + 1)} for k in range(max(sizes)) for i, n in enumerate(sizes)
+            if k < n]
+    parts = ensembles(runs, cap)
+    assert all(len(p) <= cap for p in parts) and max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert len(parts) == -(-len(runs) // cap)
+    flat = [c for p in parts for c in p]
+    assert flat == sorted(runs, key=lambda c: c["lr"])  # each setting's runs together, in the order given
+    assert ensembles(runs) == [flat]
+
+
 @pytest.mark.parametrize("key, value", [("batch_size", 16), ("epochs", 4), ("width", 0.25), ("precision", "float32")])
 def test_members_that_cannot_share_a_step_are_refused(key, value):
     with pytest.raises(ParameterError, match="differ only in sigma_w, seed, optimizer, lr"):
@@ -120,6 +132,19 @@ def test_train_ensembles_stores_every_member_and_trains_only_what_is_missing(tmp
     assert records[:2] == first and again == records
     for config, record in zip(configs, records):
         _assert_solo(record, config)
+
+
+def test_max_members_cuts_the_ensembles_of_a_sweep(tmp_path):
+    from implicitbias.validation.sweep import load_spec, run_sweep
+
+    grid = {"name": "m", "base": {**MLP, "epochs": 1, "sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1]},
+            "grid": [{"optimizer": "sgd", "lr": 0.05}, {"optimizer": "adam", "lr": 1e-3}],
+            "options": {**ONE_THREAD, "batched": True, "max_members": 5}}
+    with Store(tmp_path / "s.sqlite") as store:
+        records = run_sweep(load_spec(grid), store, progress=False)
+        assert store.counts("validation.ensemble") == {"done": 3} and len(records) == 12  # 12 runs: 4 + 4 + 4
+    with pytest.raises(ParameterError, match="max_members"):
+        load_spec({**grid, "options": {"max_members": 0}})
 
 
 def test_measure_groups_writes_each_members_run_record(tmp_path):

@@ -10,11 +10,11 @@ member gets the gradient it would get alone; each hyperparameter setting then st
 members with its own optimiser and schedule (below).  Two engines for the forward pass:
 
 - ``folded`` (networks of Flatten, bias-free Linear, BatchNorm1d, ReLU and the linear ``Head``:
-  the toy MLP): each Linear is one ``torch.bmm`` over the member axis (one ``torch.mm`` against
-  the members' kernels side by side when every member sees the same input: evaluation), each
-  BatchNorm one ``F.batch_norm`` over the members' channels folded side by side ((B, G C),
-  running statistics as views of the stacked buffers), so every member runs the very kernels of
-  its solo run: members are bit-for-bit their solo runs in float64 (``tests/test_batched_*.py``).
+  the toy MLP): each Linear is one ``torch.bmm`` over the member axis whose backward takes the
+  orientation of ``F.linear``'s (``_MemberLinear``), each BatchNorm one ``F.batch_norm`` over the
+  members' channels folded side by side ((B, G C), running statistics as views of the stacked
+  buffers), so every member runs the very kernels of its solo run: members are bit-for-bit their
+  solo runs in float64 (``tests/test_batched_*.py``), weights and kernel norms included.
   Written by hand because ``torch.func.vmap``'s BatchNorm rule applies the affine transform
   outside the fused kernel, which changes the last bit, and its per-op batching costs about
   1.4x the time of these explicit calls on the toy MLP.
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 
@@ -51,12 +52,15 @@ from implicitbias.validation.groups import MEMBER_KEYS, group_by_setting, settin
 from implicitbias.validation.init import kernel_modules, kernel_norm_total
 from implicitbias.validation.models import Head, Network
 
-__all__ = ["GROUP_KIND", "ELEMENTWISE", "STEP_FREE", "EnsembleTrainer", "folds", "ensembles", "execute_group",
+__all__ = ["GROUP_KIND", "ELEMENTWISE", "STEP_FREE", "MAX_CPU_MEMBERS", "EnsembleTrainer", "folds", "ensembles", "execute_group",
            "train_ensembles", "run_groups"]
 
 GROUP_KIND = "validation.ensemble"
 ELEMENTWISE = ("sgd", "sgd_momentum", "nesterov", "adam", "adamw", "rmsprop", "sign")
 STEP_FREE = (*MEMBER_KEYS, "optimizer", "lr", "momentum", "weight_decay", "schedule")  # members may differ in these
+# Members per ensemble on a CPU: beyond about 50 the toy MLP's activations (b 64 x 64 units x G) leave a
+# core's L2 cache and the images per CPU second fall (benchmarks/RESULTS.md, "Ensembles across settings").
+MAX_CPU_MEMBERS = 48
 _FOLDED_LEAVES = (nn.Flatten, nn.Linear, nn.BatchNorm1d, nn.ReLU)
 
 
@@ -124,13 +128,13 @@ class EnsembleTrainer(run_mod.Trainer):
     def shared(self, x):
         if self.engine == "vmap":
             return self._shared(self.params, self.buffers, x)
-        return self._folded(self.base, "", x, "shared")
+        return self._folded(self.base, "", x.expand(self.size, *x.shape), "members")
 
     def _folded(self, module: nn.Module, prefix: str, h: torch.Tensor, layout: str) -> torch.Tensor:
         """Member-axis forward of ``module`` on h: the kernels each solo run calls; logits (G, B, K).
 
-        Layouts of h: ``shared`` (B, ...), one input every member sees; ``members`` (G, B, ...);
-        ``folded`` (B, G C), member g's channels in columns g C .. (g + 1) C - 1, as BatchNorm wants.
+        Layouts of h: ``members`` (G, B, ...); ``folded`` (B, G C), member g's channels in columns
+        g C .. (g + 1) C - 1, as BatchNorm wants (a Linear reads it through a transposed view).
         """
         if isinstance(module, Network):
             h, layout = self._body(module.body, prefix + "body.", h, layout)
@@ -146,7 +150,7 @@ class EnsembleTrainer(run_mod.Trainer):
         if isinstance(module, Head):
             return self._head(module, prefix, h, layout), "members"
         if isinstance(module, nn.Flatten):
-            return h.flatten(1 if layout == "shared" else 2), layout
+            return h.flatten(2), layout
         if isinstance(module, nn.Linear):
             return self._linear(prefix, h, layout)
         if isinstance(module, nn.ReLU):
@@ -159,24 +163,16 @@ class EnsembleTrainer(run_mod.Trainer):
         return head.features(h, linear=lambda layer, t: self._linear(names[id(layer)], t, "members")[0])[-1]
 
     def _as_members(self, h: torch.Tensor, layout: str) -> torch.Tensor:
-        if layout == "folded":
-            return h.view(len(h), self.size, -1).transpose(0, 1)
-        return h.expand(self.size, *h.shape) if layout == "shared" else h
+        return h.view(len(h), self.size, -1).transpose(0, 1) if layout == "folded" else h
 
     def _linear(self, prefix: str, h: torch.Tensor, layout: str) -> tuple[torch.Tensor, str]:
         weight, bias = self.params[prefix + "weight"], self.params.get(prefix + "bias")
-        if layout == "shared":  # one GEMM against every member's kernel side by side: output folded
-            stacked = weight.reshape(-1, weight.shape[-1]).t()
-            out = torch.mm(h, stacked) if bias is None else torch.addmm(bias.reshape(-1), h, stacked)
-            return out, "folded"
         out = _MemberLinear.apply(self._as_members(h, layout), weight)
         return (out if bias is None else out + bias[:, None, :]), "members"
 
     def _batch_norm(self, bn: nn.BatchNorm1d, prefix: str, h: torch.Tensor, layout: str) -> torch.Tensor:
         if layout == "members":
             h = h.transpose(0, 1).reshape(h.shape[1], -1)
-        elif layout == "shared":
-            h = h.repeat(1, self.size)
         if self._training and bn.track_running_stats:
             self.buffers[prefix + "num_batches_tracked"].add_(1)
         return F.batch_norm(
@@ -226,10 +222,18 @@ class EnsembleTrainer(run_mod.Trainer):
         super().step()
 
 
-def ensembles(configs: Sequence[Mapping]) -> list[list[dict]]:
+def ensembles(configs: Sequence[Mapping], max_members: int | None = None) -> list[list[dict]]:
     """``configs`` (canonical run configs) grouped into ensembles: runs that can share a step
-    (equal but for ``STEP_FREE``), first-seen order."""
-    return group_by_setting(configs, free=STEP_FREE)
+    (equal but for ``STEP_FREE``), first-seen order; a group of more than ``max_members`` runs is
+    cut into the fewest ensembles of at most that many, their sizes within one of each other,
+    each setting's runs kept together in order."""
+    out = []
+    for group in group_by_setting(configs, free=STEP_FREE):
+        group = [c for members in group_by_setting(group) for c in members]
+        n = len(group)
+        k = math.ceil(n / max_members) if max_members else 1
+        out += [group[i * n // k : (i + 1) * n // k] for i in range(k)]
+    return out
 
 
 def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
@@ -272,16 +276,20 @@ def train_ensembles(configs: Sequence[Mapping], store, *, executor: Executor | N
     """The run records of ``configs`` (canonical), in order; the missing ones trained as ensembles.
 
     The runs whose record (kind ``validation.run``) is missing are grouped into ensembles
-    (:func:`ensembles`), costly ones submitted first so a pool of workers finishes together; the
-    ensemble (kind ``validation.ensemble``, keyed by its runs) is the unit of caching and
+    (:func:`ensembles`; at most ``options["max_members"]`` each, by default ``MAX_CPU_MEMBERS`` on
+    a CPU and all on a GPU), costly ones submitted first so a pool of workers finishes together;
+    the ensemble (kind ``validation.ensemble``, keyed by its runs) is the unit of caching and
     resumption, and each finished ensemble's members are stored as ordinary run records of the
-    same code as ``validation.run.execute``, so nothing completed is lost or repeated and a
-    sweep run solo or batched reads the same records.
+    same code as ``validation.run.execute``, so nothing completed is lost or repeated and a sweep
+    run solo or batched reads the same records.
     """
+    options = dict(options or {})
+    on_cpu = run_mod.resolve_device(options.get("device")).type == "cpu"
+    cap = options.pop("max_members", MAX_CPU_MEMBERS if on_cpu else None)
     code = store.code_of(run_mod.execute)  # members are stored as ordinary runs of the same code
     missing = [c for c in configs if store.get(run_mod.KIND, c, code=code) is None]
-    todo = sorted(ensembles(missing), key=_cost, reverse=True)
-    fn = functools.partial(execute_group, options=dict(options or {}))
+    todo = sorted(ensembles(missing, cap), key=_cost, reverse=True)
+    fn = functools.partial(execute_group, options=options)
     results = store.map(GROUP_KIND, fn, [{"runs": g} for g in todo], executor=executor, progress=progress, desc=desc)
     for group, result in zip(todo, results):
         for config, record in zip(group, result["records"]):

@@ -12,7 +12,8 @@ A spec (see ``validation/specs/*.toml``)::
     label = "SGD, low lr"       # a name for the block (not part of the run config)
     optimizer = "sgd"
     lr = 0.01
-    [options]                   # runtime options, not hashed: device, threads, channels_last, batched
+    [options]                   # runtime options, not hashed: device, threads, channels_last, batched,
+                                # max_members (runs per ensemble; default: 48 on a CPU, all on a GPU)
 
 The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
 with the block.  :func:`load_spec` expands and validates every run before anything trains
@@ -47,7 +48,7 @@ from implicitbias.validation import run as run_mod
 __all__ = ["Spec", "load_spec", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
 
 MAX_RUNS = 100_000
-OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
+OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool, "max_members": int}
 
 
 @dataclass
@@ -165,6 +166,8 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
             raise params.ParameterError(f"spec option {k} must be {_TYPE_NAMES[OPTION_KEYS[k]]}, got {v!r}")
     if "threads" in options:
         params.integer("threads", options["threads"], minimum=1, maximum=1024)
+    if "max_members" in options:
+        params.integer("max_members", options["max_members"], minimum=1, maximum=MAX_RUNS)
     if "device" in options:
         run_mod.resolve_device(options["device"])
 
