@@ -20,7 +20,9 @@ for verdicts) as one ensemble per candidate (``validation.batched``).  Per candi
 
 Every candidate's row is cached in the store (kind ``benchmarks.regime_search``): rerunning the
 script skips finished candidates and a killed search resumes with the next one;
-``--budget-seconds`` stops starting candidates once the CPU spent in this call exceeds it.
+``--budget-seconds`` stops starting candidates once the CPU spent in this call exceeds it.  The
+candidates are read from ``benchmarks/regime_candidates.toml``, apart from this script, so adding
+one keeps the others' rows.
 
     python benchmarks/regime_search.py --budget-seconds 1500     # results in benchmarks/RESULTS.md
 """
@@ -31,28 +33,20 @@ import argparse
 import math
 import statistics
 import time
+import tomllib
+from pathlib import Path
 
 CALIBRATION_SEEDS = (100, 101, 102, 103)
 SIGMA_W = (0.25, 0.5, 1.0, 1.5, 2.5)
 ADAM_LR = 0.01
 BASE = {"dataset": "mnist1d", "val_size": 500, "test_size": 1000, "arch": "mlp", "batch_size": 64}
-# name: width (x 256 units), training images, MNIST-1D samples generated, SGD lr, epochs
-CANDIDATES = {
-    "today (64 units, 500 images)": (0.25, 500, None, 0.3, 120),
-    "64 units, 2000 images": (0.25, 2000, 8000, 0.3, 60),
-    "128 units, 4000 images": (0.5, 4000, 8000, 0.3, 40),
-    "256 units, 2000 images": (1.0, 2000, 8000, 0.3, 60),
-    "256 units, 2000 images, SGD lr 1": (1.0, 2000, 8000, 1.0, 60),
-    "256 units, 4000 images": (1.0, 4000, 8000, 0.3, 40),
-    "256 units, 4000 images, SGD lr 0.1": (1.0, 4000, 8000, 0.1, 40),
-    "256 units, 4000 images, 80 epochs": (1.0, 4000, 8000, 0.3, 80),
-}
+CANDIDATES = Path(__file__).with_name("regime_candidates.toml")  # name, width, train_size, data_size, lr, epochs
 
 
 def candidate_configs(candidate: dict) -> list[dict]:
     """The SGD and Adam runs of a candidate (sigma_w x calibration seeds each)."""
     base = {**BASE, "width": candidate["width"], "train_size": candidate["train_size"],
-            "data_size": candidate["data_size"], "epochs": candidate["epochs"]}
+            "data_size": candidate.get("data_size"), "epochs": candidate["epochs"]}
     return [{**base, **opt, "sigma_w": s, "seed": k} for opt in ({"optimizer": "sgd", "lr": candidate["lr"]},
                                                                  {"optimizer": "adam", "lr": ADAM_LR})
             for s in SIGMA_W for k in CALIBRATION_SEEDS]
@@ -117,16 +111,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--store", default=None, help="results store (default: $IMPLICITBIAS_STORE)")
     p.add_argument("--budget-seconds", type=float, default=1500.0, help="stop starting candidates after this CPU time")
-    p.add_argument("--only", default=None, help="comma-separated candidate names")
+    p.add_argument("--candidates", default=str(CANDIDATES), help="TOML file of [[candidate]] tables")
     a = p.parse_args()
-    names = a.only.split(",") if a.only else list(CANDIDATES)
+    listed = tomllib.loads(Path(a.candidates).read_text())["candidate"]
     rows = {}
     start = time.process_time()
     with Store(a.store or default_store_path()) as store:
-        for name in names:
-            width, train_size, data_size, lr, epochs = CANDIDATES[name]
-            cand = {"width": width, "train_size": train_size, "data_size": data_size, "lr": lr, "epochs": epochs,
-                    "seeds": list(CALIBRATION_SEEDS), "sigma_w": list(SIGMA_W), "adam_lr": ADAM_LR}
+        for entry in listed:
+            name = entry["name"]
+            cand = {**{k: v for k, v in entry.items() if k != "name"}, "seeds": list(CALIBRATION_SEEDS),
+                    "sigma_w": list(SIGMA_W), "adam_lr": ADAM_LR}
             cached = store.get("benchmarks.regime_search", cand, code=store.code_of(measure))
             if cached is None and time.process_time() - start > a.budget_seconds:
                 print(f"budget spent: {name} not run")
