@@ -104,14 +104,14 @@ def test_batched_sweep_writes_the_same_run_records(tmp_path):
     with Store(tmp_path / "one.sqlite") as one, Store(tmp_path / "two.sqlite") as two:
         sequential = run_sweep(load_spec(grid), one, progress=False)
         together = run_sweep(load_spec({**grid, "options": {**ONE_THREAD, "batched": True}}), two, progress=False)
-        assert two.counts("validation.ensemble") == {"done": 2}  # one ensemble per setting: 2 sigma_w x 2 seeds
+        assert two.counts("validation.ensemble") == {"done": 1}  # both settings share a step: 2 x 2 sigma_w x 2 seeds
     for a, b in zip(sequential, together):
         _assert_same(a, b, exact=True)
 
 
 def test_members_must_differ_only_in_sigma_w_and_seed():
-    with pytest.raises(ParameterError, match="differ only in sigma_w and seed"):
-        execute_group({"runs": [{**MLP, "sigma_w": 1.0}, {**MLP, "sigma_w": 2.0, "lr": 0.5}]})
+    with pytest.raises(ParameterError, match="differ only in sigma_w, seed, optimizer"):
+        execute_group({"runs": [{**MLP, "sigma_w": 1.0}, {**MLP, "sigma_w": 2.0, "batch_size": 16}]})
     with pytest.raises(ParameterError, match="non-empty"):
         execute_group({"runs": []})
 

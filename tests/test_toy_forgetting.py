@@ -6,6 +6,7 @@ real block).  A miniature of the tier runs the claims end to end through a store
 """
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -27,6 +28,7 @@ from implicitbias.numerics.metrics.forgetting_metrics import (
 )
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation.analysis import summarise
+from implicitbias.validation.batched import ensembles
 from implicitbias.validation.init import kernel_norms, scale_init_
 from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config
@@ -169,7 +171,10 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
     assert all(r.verdict in ("agrees", "disagrees", "inconclusive") for k, r in rows.items() if k != "C6")
     assert "**Tier `toy-tiny`**" in text and "spread selected [CI]" in text
     assert (tmp_path / "out/figures/clocks_toy-tiny_spread_vs_clock.png").exists()
-    assert store.counts("validation.ensemble") == {"done": len(tiny.blocks) + len(horizons.blocks)}  # each once
+    runs = {json.dumps(c, sort_keys=True) for t in (tiny, horizons) for configs in t.blocks.values() for c in configs}
+    assert store.counts("validation.run") == {"done": len(runs)}  # each run trained once, stored as a run
+    # the runs that share a step train together: at most one ensemble per block (fewer when blocks share a step)
+    assert 0 < store.counts("validation.ensemble")["done"] <= len(tiny.blocks) + len(horizons.blocks)
 
 
 def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monkeypatch):
@@ -194,4 +199,4 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monk
     assert rows["C7 (toy: sgd)"].verdict == "inconclusive" and "5 groups" in rows["C7 (toy: sgd)"].reason
     assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
     assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
-    assert store.counts("validation.ensemble") == {"done": 6}
+    assert store.counts("validation.ensemble") == {"done": 4}  # sgd_low + adam; the two 2-epoch blocks; 8 epochs; b 128

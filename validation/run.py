@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
@@ -46,6 +46,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
+from implicitbias.validation.groups import group_by_setting
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
@@ -171,12 +172,14 @@ def resolve_device(device: str | None) -> torch.device:
 class Trainer:
     """The models of one training run in lockstep; here one plain module (G = 1 member).
 
-    ``implicitbias.validation.batched.EnsembleTrainer`` holds G members (configs differing in
-    sigma_w and seed) as one vectorised model; :func:`train` drives either through this
+    ``implicitbias.validation.batched.EnsembleTrainer`` holds G members (configs that share a
+    step: the same data, architecture, batch size and horizon; sigma_w, seed and the optimiser's
+    hyperparameters free) as one vectorised model; :func:`train` drives either through this
     interface: ``members(x)`` maps per-member inputs (G, B, ...) to logits (G, B, K), ``shared(x)``
-    one input (B, ...) seen by every member to (G, B, K); ``optimise(config)`` builds the
-    optimiser, ``set_lr_factor``, ``zero_grad`` and ``step`` drive it; ``norms()`` gives each
-    member's kernel norms (``validation.init.kernel_norms``).
+    one input (B, ...) seen by every member to (G, B, K); ``optimise(configs, settings)`` builds
+    the optimisers (``settings``: the member indices of each hyperparameter setting),
+    ``set_lr_factors``, ``zero_grad`` and ``step`` drive them; ``norms()`` gives each member's
+    kernel norms (``validation.init.kernel_norms``).
     """
 
     size = 1
@@ -200,16 +203,22 @@ class Trainer:
     def train_mode(self, mode: bool) -> None:
         self.model.train(mode)
 
-    def optimise(self, config: Mapping) -> None:
-        """Create the config's optimiser over this trainer's parameters."""
-        self.optimizers = [_optimizer(config, self.parameters())]
-        self._groups = [g for opt in self.optimizers for g in _param_groups(opt)]
-        self._base_lr = [g["lr"] for g in self._groups]
+    def optimise(self, configs: Sequence[Mapping], settings: Sequence[Sequence[int]]) -> None:
+        """Create the optimiser of the one member's config over this trainer's parameters."""
+        self.optimizers = []
+        self._groups: list[tuple[dict, float, int]] = []  # (param group, its base lr, its setting)
+        self._add_optimizer(configs[0], self.parameters(), 0)
 
-    def set_lr_factor(self, factor: float) -> None:
-        """Every learning rate = its base value x ``factor`` (the schedule's eta_k / eta_0)."""
-        for group, lr0 in zip(self._groups, self._base_lr):
-            group["lr"] = lr0 * factor
+    def _add_optimizer(self, config: Mapping, parameters, setting: int) -> torch.optim.Optimizer:
+        opt = _optimizer(config, parameters)
+        self.optimizers.append(opt)
+        self._groups += [(group, group["lr"], setting) for group in _param_groups(opt)]
+        return opt
+
+    def set_lr_factors(self, factors: Sequence[float]) -> None:
+        """Every learning rate = its base value x its setting's factor (the schedule's eta_k / eta_0)."""
+        for group, lr0, s in self._groups:
+            group["lr"] = lr0 * factors[s]
 
     def zero_grad(self) -> None:
         for opt in self.optimizers:
@@ -322,9 +331,11 @@ def train(
     on_epoch: Callable[[int, int, dict], None] | None = None,
     channels_last: bool = False,
 ) -> list[dict]:
-    """Train the G members of ``trainer`` (configs equal except for sigma_w and seed); G records.
+    """Train the G members of ``trainer`` (configs that share a step); G records.
 
-    Member g draws its minibatches and augmentation from its own seed, exactly as its solo run
+    The members may differ in sigma_w, seed and the optimiser's hyperparameters (optimiser, lr,
+    momentum, decay, schedule: each member follows its own schedule and its own clocks); the
+    rest (data, network, batch size, horizon, evaluation epochs) is ``configs[0]``'s.  Member g draws its minibatches and augmentation from its own seed, exactly as its solo run
     would.  At the epochs the config evaluates (``eval_every``, ``eval_dense_until``), at the last
     epoch and at an epoch where a member diverges, each member is evaluated (val/test loss and accuracy, kernel norms) and its row
     recorded; ``on_epoch(g, epoch, row)`` is called for each row (the sweep stores it).  A member
@@ -342,8 +353,14 @@ def train(
         data.x_train = data.x_train.contiguous(memory_format=torch.channels_last)
     n = len(data.y_train)
     b = c["batch_size"]
-    spe, eta, clocks = plan(c, data)
-    trainer.optimise(c)
+    settings = group_by_setting(range(G), lambda g: configs[g])  # members with the same hyperparameters
+    heads = [configs[members[0]] for members in settings]
+    plans = [plan(h, data) for h in heads]  # each setting's checks, steps, schedule and clocks
+    spe = plans[0][0]
+    etas = [eta for _, eta, _ in plans]
+    setting_of = {g: s for s, members in enumerate(settings) for g in members}
+    clocks = [plans[setting_of[g]][2] for g in range(G)]
+    trainer.optimise(configs, settings)
     gens = _member_generators(configs, device)
     warmup = max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * c["epochs"]))
 
@@ -361,8 +378,8 @@ def train(
         val = _evaluate(trainer, data.x_val, data.y_val, autocast)
         test = _evaluate(trainer, data.x_test, data.y_test, autocast)
         norms = trainer.norms()
-        t = {k: (v[epoch - 1] if epoch else 0.0) for k, v in clocks.cumulative.items()}
         for g in live:
+            t = {k: (v[epoch - 1] if epoch else 0.0) for k, v in clocks[g].cumulative.items()}
             row = rows[g]
             row.update(
                 val_loss=_finite(val[0][g]), val_acc=val[1][g], test_loss=_finite(test[0][g]), test_acc=test[1][g],
@@ -390,7 +407,7 @@ def train(
         loss_sum = torch.zeros(G, device=device, dtype=torch.float64)
         correct = torch.zeros(G, device=device, dtype=torch.float64)
         for xb, yb in batches(data.x_train, data.y_train, b, gens, crop_padding=c["crop_padding"], flip=c["flip"]):
-            trainer.set_lr_factor(eta(step) / c["lr"])
+            trainer.set_lr_factors([eta(step) / h["lr"] for eta, h in zip(etas, heads)])
             with autocast():
                 z = trainer.members(xb).float()
                 losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
@@ -413,7 +430,7 @@ def train(
         summary = run_summary(kept) if kept else {}
         summary.update(
             diverged_epoch=epoch, diverged_reason=why, epochs_run=h[-1]["epoch"],
-            clocks=clocks.total, governing_clock=clocks.governing, steps_per_epoch=spe,
+            clocks=clocks[g].total, governing_clock=clocks[g].governing, steps_per_epoch=spe,
             n_train=n, final_kernel_norms=h[-1]["kernel_norms"],
         )
         records.append({"status": "diverged" if epoch is not None else "done", "summary": summary, "history": h})

@@ -12,7 +12,8 @@ A spec (see ``validation/specs/*.toml``)::
     label = "SGD, low lr"       # a name for the block (not part of the run config)
     optimizer = "sgd"
     lr = 0.01
-    [options]                   # runtime options, not hashed: device, threads, channels_last, batched
+    [options]                   # runtime options, not hashed: device, threads, channels_last, batched,
+                                # max_members (runs per ensemble; default: 48 on a CPU, all on a GPU)
 
 The runs of a block are the Cartesian product of every list-valued entry of ``base`` merged
 with the block.  :func:`load_spec` expands and validates every run (unknown key or optimiser,
@@ -55,7 +56,7 @@ __all__ = ["Spec", "load_spec", "check_data", "packaged_specs", "run_sweep", "sw
 
 MAX_RUNS = 100_000
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML; a larger file is not one
-OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool}
+OPTION_KEYS = {"device": str, "threads": int, "channels_last": bool, "batched": bool, "compile": bool, "max_members": int}
 
 
 @dataclass
@@ -178,6 +179,8 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
             raise params.ParameterError(f"spec option {k} must be {_TYPE_NAMES[OPTION_KEYS[k]]}, got {v!r}")
     if "threads" in options:
         params.integer("threads", options["threads"], minimum=1, maximum=1024)
+    if "max_members" in options:
+        params.integer("max_members", options["max_members"], minimum=1, maximum=MAX_RUNS)
     if "device" in options:
         run_mod.resolve_device(options["device"])
 
@@ -252,9 +255,10 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
     """Run every missing run of ``spec`` through ``store.map`` and return all records, in spec order.
 
     In-process (``executor`` None) each run's epoch rows go to the store as they happen.  With
-    ``options.batched`` the runs of each sigma_w group train together as one vectorised model
-    (``implicitbias.validation.batched``; every sigma_w x seed of a setting is one ensemble), the
-    ensemble is the unit of caching and resumption.
+    ``options.batched`` the runs that can share a step train together as one vectorised model
+    (``implicitbias.validation.batched``: every sigma_w x seed x optimiser setting of the same data,
+    network, batch size and horizon is one ensemble), the ensemble is the unit of caching and
+    resumption, and each member is stored as an ordinary run record.
     """
     options = {k: v for k, v in spec.options.items() if k != "batched"}
     run_mod.resolve_device(options.get("device"))  # a bad device fails before any run starts

@@ -39,7 +39,7 @@ from typing import Any
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict
 from implicitbias.validation.analysis import Group, family, group_runs
-from implicitbias.validation.batched import GROUP_KIND, execute_group
+from implicitbias.validation.batched import train_ensembles
 from implicitbias.validation.data import DataUnavailable
 from implicitbias.validation.groups import setting
 from implicitbias.validation import run as run_mod
@@ -181,23 +181,22 @@ class GroupClaim(Claim):
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
     """Train (or read from the store) the runs of ``blocks`` of ``tier``; their groups.
 
-    With ``tier.ensembles`` each block is one ensemble (kind ``validation.ensemble``), costly
-    blocks submitted first so a pool of workers finishes together; otherwise every run is its
-    own cell (kind ``validation.run``, the records ``implicitbias sweep`` writes too).
-    ``DataUnavailable`` before anything runs when the blocks' data files are not on this machine.
+    Every run is stored as an ordinary run record (kind ``validation.run``, the records
+    ``implicitbias sweep`` writes too).  With ``tier.ensembles`` the missing runs train as
+    ensembles (``validation.batched.train_ensembles``: every run of these blocks that can share
+    a step in one model, costly ensembles first so a pool of workers finishes together);
+    otherwise every run is its own cell.  ``DataUnavailable`` before anything runs when the
+    blocks' data files are not on this machine.
     """
-    run_mod.require_data(c for b in blocks for c in tier.configs(b))
-    if not tier.ensembles:
-        configs = [c for b in blocks for c in tier.configs(b)]
+    configs = [c for b in blocks for c in tier.configs(b)]
+    run_mod.require_data(configs)
+    if tier.ensembles:
+        records = train_ensembles(configs, ctx.store, executor=ctx.executor, progress=ctx.progress,
+                                  options=tier.options, desc=f"{tier.name} ensembles")
+    else:
         records = ctx.map(run_mod.KIND, functools.partial(run_mod.execute, options=dict(tier.options)), configs,
                           desc=f"{tier.name} runs")
-        return group_runs(list(zip(configs, records)))
-    order = sorted(blocks, key=tier.cost, reverse=True)
-    cells = [{"runs": tier.configs(b)} for b in order]
-    records = ctx.map(GROUP_KIND, functools.partial(execute_group, options=dict(tier.options)), cells,
-                      desc=f"{tier.name} ensembles")
-    runs = {b: list(zip(cell["runs"], record["records"])) for b, cell, record in zip(order, cells, records)}
-    return group_runs([run for b in blocks for run in runs[b]])
+    return group_runs(list(zip(configs, records)))
 
 
 # -- roles of groups ---------------------------------------------------------------------------
