@@ -1,7 +1,6 @@
 """C5 (larger batches remember more): the memory at the smallest batch over the largest, on
 synthetic records: every outcome, the checkpoint it judges, its threshold."""
 
-import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
 from implicitbias.claims.c5_larger_batches_keep_more_memory import CLAIM

@@ -28,7 +28,6 @@ from implicitbias.numerics.metrics.forgetting_metrics import (
 )
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation.analysis import summarise
-from implicitbias.validation.batched import ensembles
 from implicitbias.validation.init import kernel_norms, scale_init_
 from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config

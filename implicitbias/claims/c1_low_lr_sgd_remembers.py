@@ -23,7 +23,7 @@ at the end of training is stated beside (``forgetting.memory_verdict``).  Parts
 
 from __future__ import annotations
 
-from implicitbias.claims import Evidence, Threshold, Verdict, not_run
+from implicitbias.claims import Evidence, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims import memory_rules as mr
 from implicitbias.claims.forgetting_figures import accuracy_figure
