@@ -5,8 +5,9 @@ Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, secti
 
 A *tier* is one experimental design, a packaged sweep spec (``validation/specs``): its
 ``[[grid]]`` blocks are settings (optimiser, learning rate, batch size, decay, horizon) named for
-the roles they play, each over the spec's sigma_w x seed grid; with ``options.batched`` a block
-trains as one ensemble (``validation.batched``: bit-for-bit the solo runs on the toy MLP).  Users
+the roles they play, each over the spec's sigma_w x seed grid; with ``options.batched`` the runs
+that can share a step (across blocks too) train as one ensemble (``validation.batched``:
+bit-for-bit the solo runs on the toy MLP), each stored as an ordinary run record.  Users
 sweep and analyse the same design (``implicitbias sweep default``, ``implicitbias analyse
 default``) and get the report's cells and verdicts.  A claim measures the blocks it needs
 through ``ctx.map`` (cached, resumable, fingerprinted) and judges what they show; the same rule

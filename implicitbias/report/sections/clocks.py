@@ -23,7 +23,7 @@ def design(t: fg.Tier) -> str:
         diff = {k: v for k, v in c.items() if k not in ("sigma_w", "seed") and v != first[k]}
         changes.append(f"{name}: {', '.join(f'{k} {v:g}' if isinstance(v, float) else f'{k} {v}' for k, v in diff.items()) or 'the base'}")
     return (f"**Tier `{t.name}`** (spec `{t.spec}`): {t.description}; sigma_w {t.sigma_w}, seeds {t.seeds}; every "
-            f"sigma_w x seed of a block is {'one ensemble' if t.ensembles else 'a set of solo runs'}. Blocks: "
+            f"run {'trains in an ensemble with the runs that can share its steps' if t.ensembles else 'trains alone'}. Blocks: "
             + "; ".join(changes) + ".")
 
 
