@@ -55,6 +55,7 @@ from implicitbias.validation import run as run_mod
 from implicitbias.validation.groups import MEMBER_KEYS, group_by_setting, setting_key
 from implicitbias.validation.init import frobenius_norm, kernel_modules, kernel_norm_total
 from implicitbias.validation.models import Head, Network
+from implicitbias.validation.precision import parameter_dtype
 
 __all__ = ["GROUP_KIND", "ELEMENTWISE", "STEP_FREE", "MAX_CPU_MEMBERS", "EnsembleTrainer", "folds", "ensembles", "execute_group",
            "train_ensembles", "run_groups", "trainer_for"]
@@ -270,7 +271,7 @@ def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
     ordered = [configs[i] for i in order]
     device = run_mod.resolve_device(options.get("device"))
     data = run_mod.dataset_for(configs[0])
-    dtype = torch.float64 if configs[0]["precision"] == "float64" else torch.float32
+    dtype = parameter_dtype(configs[0]["precision"])
     with torch_threads(options.get("threads")):
         models = [run_mod.build(c, data, device, dtype) for c in ordered]
         trainer = trainer_for(models, options.get("engine", "auto"))

@@ -48,6 +48,7 @@ from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
 from implicitbias.validation.groups import group_by_setting
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
+from implicitbias.validation.precision import parameter_dtype
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
            "divergence", "build", "require_data"]
@@ -344,7 +345,7 @@ def train(
     """
     c = configs[0]
     G = len(configs)
-    dtype = torch.float64 if c["precision"] == "float64" else torch.float32
+    dtype = parameter_dtype(c["precision"])
     autocast = functools.partial(
         torch.autocast, device_type=device.type, dtype=torch.bfloat16, enabled=c["precision"] == "bf16"
     )
@@ -449,7 +450,7 @@ def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callab
     c = canonical_config(config)
     device = resolve_device(options.get("device"))
     data = dataset_for(c)
-    dtype = torch.float64 if c["precision"] == "float64" else torch.float32
+    dtype = parameter_dtype(c["precision"])
     hook = None if on_epoch is None else (lambda g, epoch, row: on_epoch(epoch, row))
     channels_last = bool(options.get("channels_last"))
     with torch_threads(options.get("threads")):
