@@ -457,8 +457,8 @@ def analyse(
 ) -> Analysis:
     """Judge C1-C7 on finished runs: a ``SweepResult``, or a spec whose runs are read from ``store``
     (runs not yet in the store are left out).  Figures go to ``out`` (default: a temporary folder)."""
-    from implicitbias.claims import Context, Result
-    from implicitbias.claims.forgetting import GroupClaim, judge_groups
+    from implicitbias.claims import Context
+    from implicitbias.claims.forgetting import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
     from implicitbias.validation.run import KIND, execute
     from implicitbias.validation.sweep import load_spec
@@ -473,11 +473,6 @@ def analyse(
             pairs, name = [(c, r) for c, r in found if r is not None], spec.name
         ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
         groups = group_runs(pairs)
-        markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs")
-    results = tuple(
-        Result(claim, ev, claim.judge(ev))
-        for claim in claims().values()
-        if isinstance(claim, GroupClaim)
-        for ev in claim.evidences(groups)
-    )
+        results = tuple(judged(groups))
+        markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs", results=results)
     return Analysis(tuple(groups), results, markdown)

@@ -304,14 +304,16 @@ def train_ensembles(configs: Sequence[Mapping], store, *, executor: Executor | N
     on_cpu = run_mod.resolve_device(options.get("device")).type == "cpu"
     cap = options.pop("max_members", MAX_CPU_MEMBERS if on_cpu else None)
     code = store.code_of(run_mod.execute)  # members are stored as ordinary runs of the same code
-    missing = [c for c in configs if store.get(run_mod.KIND, c, code=code) is None]
+    records = [store.get(run_mod.KIND, c, code=code) for c in configs]
+    missing = [c for c, r in zip(configs, records) if r is None]
     todo = sorted(ensembles(missing, cap), key=_cost, reverse=True)
     fn = functools.partial(execute_group, options=options)
     results = store.map(GROUP_KIND, fn, [{"runs": g} for g in todo], executor=executor, progress=progress, desc=desc)
     for group, result in zip(todo, results):
         for config, record in zip(group, result["records"]):
             store.put(run_mod.KIND, config, record, code=code)
-    return [store.get(run_mod.KIND, c, code=code) for c in configs]
+    # only the runs that were missing are read back: what was found stays as it was read
+    return [r if r is not None else store.get(run_mod.KIND, c, code=code) for c, r in zip(configs, records)]
 
 
 def run_groups(spec, store, *, executor: Executor | None = None, progress: bool = True,

@@ -65,7 +65,7 @@ class C5(fg.GroupClaim):
         context = "; ".join(f"b {s['setting']['batch_size']}: m {m.m:.2f} pts (raw spread {m.spread:.2f}, noise "
                             f"{m.sigma:.2f}, {m.n} seeds, permutation p {m.p:.3g}), {fg.fmt_failures(s)}"
                             for s, m in zip(d["groups"], mems))
-        if len(usable) >= 3:
+        if len(usable) >= self.threshold("min_batches"):
             t = trend_test([math.log2(s["setting"]["batch_size"]) for s, _ in usable], [m.m for _, m in usable])
             context += (f"; memory trend {t['slope']:.2f} pts per doubling, exact permutation p {t['p']:.3g} "
                         f"({t['pairings']} pairings)")

@@ -48,7 +48,7 @@ from implicitbias.validation import run as run_mod
 __all__ = [
     "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
     "measure_groups", "MIN_SEEDS", "DEEP", "fmt_ci", "fmt_failures",
-    "overview", "judge_runs", "judge_groups", "memory_verdict",
+    "overview", "judged", "judge_runs", "judge_groups", "memory_verdict",
 ]
 
 DEEP = ("resnet56", "resnet110")
@@ -154,10 +154,16 @@ class GroupClaim(Claim):
             groups = measure()
         except DataUnavailable as exc:
             return [Evidence(f"{label}: needs its data files", {}, label, missing=str(exc))]
+        return self.stable_evidences(groups, label)
+
+    def stable_evidences(self, groups: Sequence[Group], label: str = "") -> list[Evidence]:
+        """``evidences``, each with the verdicts on two seed halves (:meth:`halves`, computed once)
+        for claims with simulated operating characteristics."""
         out = self.evidences(groups, label)
         if hasattr(self, "oc_sims"):
+            halves = self.halves(groups, label)
             for e in out:
-                e.data["halves"] = self.halves(groups, label)
+                e.data["halves"] = halves
         return out
 
     def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], str]]:
@@ -338,22 +344,28 @@ def judge_runs(ctx, runs: Sequence[tuple[dict, dict]], title: str) -> str:
     return judge_groups(ctx, group_runs(runs), title)
 
 
-def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "") -> str:
-    """Markdown: the overview of ``groups`` and every Spec B claim judged on them (claims table first)."""
-    from implicitbias.claims import registry
+def judged(groups: Sequence[Group], label: str = "") -> list:
+    """Every Spec B claim judged on ``groups``: one ``claims.Result`` per piece of evidence."""
+    from implicitbias.claims import Result, registry
+
+    return [Result(claim, evidence, claim.judge(evidence))
+            for claim in registry().values() if isinstance(claim, GroupClaim)
+            for evidence in claim.stable_evidences(groups, label)]
+
+
+def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "", results: Sequence | None = None) -> str:
+    """Markdown: the overview of ``groups`` and every Spec B claim judged on them (claims table first);
+    ``results`` are :func:`judged`'s when the caller has them already."""
     from implicitbias.figures import markdown_table
 
     if not groups:
         return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC`)."
     rows, details = [], []
-    for claim in (c for c in registry().values() if isinstance(c, GroupClaim)):
-        for evidence in claim.evidences(groups, label):
-            if hasattr(claim, "oc_sims"):
-                evidence.data["halves"] = claim.halves(groups, label)
-            verdict = claim.judge(evidence)
-            rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
-            details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
-                        claim.render(ctx, evidence, verdict), ""]
+    for r in judged(groups, label) if results is None else results:
+        claim, evidence, verdict = r.claim, r.evidence, r.verdict
+        rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
+        details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
+                    claim.render(ctx, evidence, verdict), ""]
     return "\n".join([f"# Analysis: {title}", "", "## Claims", "",
                       markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
                       "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])

@@ -333,7 +333,7 @@ def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> D
     if simulate and (oc is None or oc.wrong > float(MAX_WRONG)):
         n = min((p.n for p in parts), default=0)
         needed = None
-        if parts and all(p.rates for p in parts) and n >= 2:
+        if all(p.rates for p in parts) and n >= 2:
             needed = seeds_needed(lambda k: claim_oc([replace(p, oc=p.rates(k)) for p in parts]), n)
         rate = "not simulated" if oc is None else (f"P(agrees | false) {oc.agree_false:.3f}, "
                                                    f"P(disagrees | true) {oc.disagree_true:.3f}")

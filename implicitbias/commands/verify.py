@@ -65,8 +65,8 @@ def _only(args, store, out: Path):
     """``verify --only SLUGS``: the named claims (any claim, not only the theorem checks), judged
     in ``store``; a ``Report`` of their rows (no report file is written)."""
     from implicitbias.claims import Context, by_slug, evaluate
+    from implicitbias import report
     from implicitbias.report import Report, Row
-    from implicitbias.store import CellError
     from implicitbias.theory import params
 
     known = by_slug()
@@ -74,11 +74,7 @@ def _only(args, store, out: Path):
     ctx = Context(store=store, out=out, progress=not (args.no_progress or args.json))
     rows = []
     for slug in slugs:
-        try:
+        with report._naming(f"claim {slug}"):  # the report's one-line naming of a crashed claim
             results = evaluate(known[slug], ctx)
-        except params.ParameterError:
-            raise
-        except Exception as exc:
-            raise CellError(f"claim {slug} failed to compute: {type(exc).__name__}: {exc}") from exc
         rows += [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results]
     return Report(out / "report.md", rows)

@@ -26,7 +26,7 @@ memory at all, 5 sigma_w x 4 seeds at sigma = 2 points give a spread of about 2.
                       the same tier; groups independent): parametric-bootstrap percentile interval
                       (``ratio_interval``): tables drawn from each group's fitted model (its
                       sigma_w shape shrunk to V_hat, its own sigma), r* = m*_g / m*_ref.  Its
-                      coverage is measured (``ratio_coverage``) at the groups' own components and
+                      coverage is measured (``_coverages``) at the groups' own components and
                       the tails are widened, from ``TAILS``, until it reaches the nominal level
     mean of per-seed values (norm slopes): Student t interval (``t_interval``)
 
@@ -47,18 +47,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from implicitbias.numerics.metrics.resampling import _EXACT as EXACT_UP_TO  # one home for the resampling levels
+from implicitbias.numerics.metrics.resampling import _RESAMPLES, CONFIDENCE
 from implicitbias.theory import params
 
 __all__ = [
     "CONFIDENCE", "TAILS", "EXACT_UP_TO", "Anova", "Memory", "Interval", "anova", "complete", "memory",
-    "snr_interval", "permutation_p", "simulate_tables", "ratio_draws", "ratio_interval", "ratio_coverage",
+    "snr_interval", "permutation_p", "simulate_tables", "ratio_draws", "ratio_interval",
     "t_interval", "stratified_rank_test",
 ]
 
-CONFIDENCE = 0.95
 TAILS = (0.025, 0.0125, 0.005, 0.0025, 0.001)  # per-tail levels tried, narrowest first, until coverage >= nominal
-EXACT_UP_TO = 40320  # relabellings enumerated exactly up to this many (8!); beyond, Monte Carlo
-_RESAMPLES = 9999
 F_CAP = 1e4  # F above this: s > ~45 noise units; the interval's lower end is taken at the cap, its upper end inf
 BOOTSTRAP = 200  # parametric-bootstrap tables per interval (the 2.5% tail is the 5th order statistic)
 
@@ -250,13 +249,6 @@ def _percentiles(draws: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray
     """Lower and upper ``tail`` quantiles along the last axis, order statistics without interpolation
     (outward: ``lower`` / ``higher``), so an infinite draw counts as the largest and never mixes in."""
     return np.quantile(draws, tail, axis=-1, method="lower"), np.quantile(draws, 1 - tail, axis=-1, method="higher")
-
-
-def ratio_coverage(group: Memory, ref: Memory, tail: float, sims: int = 500, draws: int = BOOTSTRAP,
-                   seed: int = 0) -> float:
-    """Measured coverage of the percentile interval of r at per-tail level ``tail``: ``sims`` tiers
-    drawn at the fitted components (truth r = m_g / m_ref), each with its own bootstrap interval."""
-    return float(_coverages(group, ref, (tail,), sims, draws, seed)[0])
 
 
 def _coverages(group: Memory, ref: Memory, tails, sims: int, draws: int, seed: int) -> np.ndarray:
