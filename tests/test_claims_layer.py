@@ -6,9 +6,11 @@ Convention checked here: the claim defined in ``implicitbias/claims/<name>.py`` 
 Evidence) pairs run through the claim's ``judge`` there (parametrised ``test_verdict``).  This test
 fails when a claim has no such module, when the list misses an outcome the claim declares, when a
 declared outcome list cannot disagree, or when a threshold has no justification or is never read
-by the rule.
+by the rule.  Report sections are layout only: their source imports and calls nothing that
+computes (the claims layer computes what they show).
 """
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -73,8 +75,52 @@ def test_every_outcome_is_tested_on_synthetic_evidence(claim):
         assert claim.judge(evidence).verdict == expected, (claim.id, expected)
 
 
+# what a section may import: the claims layer (which computes), layout helpers, the report, the standard library
+LAYOUT_IMPORTS = ("implicitbias.claims", "implicitbias.atlas", "implicitbias.figures", "implicitbias.report")
+# names whose call computes: the store's and a context's map, a claim's measure, training and solving
+COMPUTING_CALLS = {"map", "measure", "evaluate", "measure_groups", "train_ensembles", "phase_diagram", "execute"}
+COMPUTING_ATTRIBUTES = {"store", "executor"}  # a context's plumbing
+
+
+def computing_uses(source: str) -> list[str]:
+    """What in a section's ``source`` computes (imports outside ``LAYOUT_IMPORTS`` and the standard
+    library, calls of ``COMPUTING_CALLS``, reads of ``COMPUTING_ATTRIBUTES``), lazy imports included."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                root = name.split(".")[0]
+                layout = any(name == m or name.startswith(m + ".") for m in LAYOUT_IMPORTS)
+                if not layout and (root == "implicitbias" or root not in sys.stdlib_module_names | {"__future__"}):
+                    found.append(f"imports {name}")
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if name in COMPUTING_CALLS:
+                found.append(f"calls {name}")
+        elif isinstance(node, ast.Attribute) and node.attr in COMPUTING_ATTRIBUTES:
+            found.append(f"reads .{node.attr}")
+    return found
+
+
+def test_the_layout_check_can_fail():
+    computing = ("from implicitbias.numerics.maxmargin import gd_census\nimport numpy as np\n"
+                 "def exhibit(ctx):\n    from implicitbias.claims import forgetting as fg\n"
+                 "    from implicitbias.validation.batched import train_ensembles\n"
+                 "    fg.measure_groups(ctx, None, ())\n    ctx.store.records('k')\n"
+                 "    return ctx.map('k', gd_census.census_cell, [])\n")
+    assert sorted(computing_uses(computing)) == [
+        "calls map", "calls measure_groups", "imports implicitbias.numerics.maxmargin",
+        "imports implicitbias.validation.batched", "imports numpy", "reads .store"]
+    layout = ("from __future__ import annotations\nimport math\nfrom implicitbias.claims.phase_atlas import phase_atlas\n"
+              "from implicitbias.figures import markdown_table\ndef exhibit(ctx):\n    return str(phase_atlas(ctx))\n")
+    assert computing_uses(layout) == []
+
+
 @pytest.mark.parametrize("name", list(available_sections()))
 def test_sections_are_layout_only(name):
     section = available_sections()[name]
     assert not hasattr(section, "build")
     assert {"NAME", "ORDER", "TITLE"} <= set(vars(section))
+    assert computing_uses(inspect.getsource(section)) == [], f"section {name} computes"

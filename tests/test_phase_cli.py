@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from implicitbias.claims import nc_shallow, theorem_3_1, theorem_3_2
+from implicitbias.claims import nc_shallow, phase_atlas, theorem_3_1, theorem_3_2
 from implicitbias.cli import main
 from implicitbias.numerics.maxmargin.margin import margins
 from implicitbias.numerics.maxmargin.phase import KIND
@@ -89,7 +89,7 @@ def test_report_section_is_layout_and_its_claims_agree(tmp_path, monkeypatch, st
                                                                                     local_Ls=(2,), directions=5)})
     monkeypatch.setattr(theorem_3_2.CLAIM, "configs", {"default": theorem_3_2.Config(Ks=(4,), depths=(30,))})
     monkeypatch.setattr(nc_shallow.CLAIM, "configs", {"default": nc_shallow.Config(Ks=(2, 3), search_Ks=())})
-    monkeypatch.setattr(section, "CENSUS", {"default": ((4,), (3,), 2)})
+    monkeypatch.setattr(phase_atlas, "CENSUS", {"default": ((4,), (3,), 2)})
     assert not hasattr(section, "build")
     report = build_report(tmp_path / "r", store, only=["phase"], progress=False)
     assert {c.claim: c.verdict for c in report.claims} == {"Theorem 3.1": "agrees", "Theorem 3.2": "agrees", "L = 1": "agrees"}

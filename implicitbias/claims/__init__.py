@@ -19,6 +19,11 @@ A claim module defines ``CLAIM``, an instance of a ``Claim`` subclass that holds
   synthetic evidence for every outcome in ``outcomes`` (a rule that cannot disagree is a bug);
 - ``render(ctx, evidence, verdict)``: its figure and detail tables, as Markdown.
 
+An exhibit module (no ``CLAIM``; ``phase_atlas``, ``modified_flows``, ``group_overviews``)
+computes what a report section shows beside its claims (the atlas of P(K, L) and the GD
+census, the derived flows, the groups of a tier), through ``ctx.map`` like a claim, and returns
+a typed result; the section only lays it out.
+
 Layers: this package sits above the store and executors and below the report and the CLI; it
 calls validation, numerics and theory.  Depth L counts weight matrices (N = L + 1 factors).
 """

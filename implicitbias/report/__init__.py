@@ -6,7 +6,9 @@ Sections are layout only: modules of ``implicitbias.report.sections``, each defi
     ORDER: int        position in the report
     TITLE: str        heading
     exhibit(ctx)      optional: Markdown shown before the section's claims (tables and figures
-                      that are not verdicts, e.g. the phase diagram or derived flows)
+                      that are not verdicts, e.g. the phase diagram or derived flows), laying out
+                      what an exhibit module of ``implicitbias.claims`` computes: a section
+                      imports and calls nothing that computes (``tests/test_claims_layer.py``)
 
 and the claims of a section are the claims of ``implicitbias.claims`` whose ``section`` is its
 NAME, each shown with its verdict, reason and details.  The writer puts every claim into one

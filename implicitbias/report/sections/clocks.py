@@ -1,13 +1,14 @@
 """Report section "Forgetting clocks" (Spec B): layout only.  The claims C1-C5 live in
 ``implicitbias.claims`` (``c1_low_lr_sgd_remembers`` ...; C7 in the clock-collapse section); this
 section shows, before them, the experimental design of each tier the report runs and the
-overview of its groups (spreads with CIs, failures, clocks), training every ensemble of the tier
-first so a pool of workers shares them.
+overview of its groups (spreads with CIs, failures, clocks); the groups are
+``implicitbias.claims.group_overviews.report_tiers``'s (the claims layer trains them).
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
+from implicitbias.claims.group_overviews import report_tiers
 
 NAME = "clocks"
 ORDER = 35
@@ -29,8 +30,7 @@ def design(t: fg.Tier) -> str:
 
 def exhibit(ctx) -> str:
     parts = []
-    for spec in fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]):
-        t = fg.tier(spec)
-        groups = fg.measure_groups(ctx, t, fg.shallow_blocks(spec))
-        parts += [design(t), "", fg.overview(ctx, groups, f"clocks_{t.name}_spread_vs_clock")]
+    for shown in report_tiers(ctx):
+        t = shown.tier
+        parts += [design(t), "", fg.overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
     return "\n".join(parts)

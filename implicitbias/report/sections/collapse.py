@@ -2,13 +2,14 @@
 ``implicitbias.claims.c7_clocks_collapse_the_spreads``; this section shows, before it, the design of
 the clock-collapse grids of the report's tier (``validation/specs/collapse.toml``, and
 ``collapse_long.toml`` in tier full) and the overview of their groups (spreads with CIs, failures,
-clocks).
+clocks); the groups are ``implicitbias.claims.group_overviews.collapse_grids``'s (the claims
+layer trains them).
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM
+from implicitbias.claims.group_overviews import collapse_grids
 from implicitbias.report.sections.clocks import design
 
 NAME = "collapse"
@@ -17,13 +18,10 @@ TITLE = "Clock collapse (Spec B, C7): do equal clocks give equal spreads, and do
 
 
 def exhibit(ctx) -> str:
-    shown = set(fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]))  # in the clocks section
     parts = []
-    for t, blocks in CLAIM.config(ctx.tier).resolved():
-        if t.spec not in shown:
-            shown.add(t.spec)
-            groups = fg.measure_groups(ctx, t, blocks)
-            parts += [design(t), "", fg.overview(ctx, groups, f"collapse_{t.name}_spread_vs_clock")]
+    for shown in collapse_grids(ctx):
+        t = shown.tier
+        parts += [design(t), "", fg.overview(ctx, shown.groups, f"collapse_{t.name}_spread_vs_clock")]
     return "\n".join([
         "C7 is judged per optimiser family on the toy tier's groups (section above) together with these grids: a "
         "monotone law spread = f(log clock) fitted on half of a family's groups predicts the other half, against "

@@ -2,8 +2,9 @@
 
 Layout only.  The exhibit shows the atlas of P(K, L) (``implicitbias.atlas``): the structure map,
 the verdict / rank / certified-gap heatmap, the class vectors of the rank-2 and rank-3 optima,
-the boundary L*(K), the continuous-depth crossovers, and what gradient descent actually finds
-(``numerics.maxmargin.gd_census``).  The verdicts are the claims of ``implicitbias.claims``
+the boundary L*(K), the continuous-depth crossovers, and what gradient descent actually finds;
+the numbers are ``implicitbias.claims.phase_atlas.phase_atlas``'s (the claims layer computes them,
+the GD census grid per tier included).  The verdicts are the claims of ``implicitbias.claims``
 whose section is ``phase`` (Theorem 3.1, Theorem 3.2, L = 1); the phase columns they read are
 the same store records as the exhibit's.  Depth L counts weight matrices; N = L + 1 factors.
 """
@@ -19,30 +20,17 @@ from implicitbias.atlas import (
     draw_gd_census,
     write_outputs,
 )
-from implicitbias.claims.theorem_3_1 import CLAIM as THEOREM_3_1
-from implicitbias.numerics.maxmargin import gd_census
-from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram, typed_cells
+from implicitbias.claims.phase_atlas import phase_atlas
 
 NAME = "phase"
 ORDER = 10
 TITLE = "Where neural collapse stops being optimal, and what replaces it: the atlas of P(K, L) (Theorems 3.1, 3.2)"
 
-CENSUS = {  # (Ks, Ls, seeds) of the gradient-descent census per tier
-    "default": ((4, 6, 8), (2, 3, 4), 16),
-    "gpu": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
-    "full": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
-}
-
 
 def exhibit(ctx) -> str:
-    config = THEOREM_3_1.config(ctx.tier)
-    columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
-    cells = typed_cells(columns)
-    paths = write_outputs(columns, ctx.path("phase"), stem="phase")
-    Ks, Ls, seeds = CENSUS[ctx.tier]
-    census = ctx.map(gd_census.KIND, gd_census.census_cell,
-                     [gd_census.census_config(K, L, seeds=seeds) for K in Ks for L in Ls], desc="GD census")
-    census_png = draw_gd_census(census, cells, ctx.path("phase/phase_gd_census.png"))
+    atlas = phase_atlas(ctx)
+    paths = write_outputs(atlas.columns, ctx.path("phase"), stem="phase")
+    census_png = draw_gd_census(atlas.census.records, atlas.cells, ctx.path("phase/phase_gd_census.png"))
     codes = "\n\n".join(f"![rank-{r} optima]({ctx.link(paths[f'codes_rank{r}'])})"
                         for r in (2, 3) if f"codes_rank{r}" in paths)
     return f"""
@@ -64,12 +52,12 @@ invariants (rank, spectrum, class-vector cosines, symmetry group); named structu
 Boundary L*(K): the smallest integer depth at which NC is suboptimal, the structure that beats it
 there, and the exact real depths at which the closed-form codes tie NC ([CSV]({ctx.link(paths['boundary'])})).
 
-{boundary_markdown(boundary(cells_of(columns)))}
+{boundary_markdown(atlas.boundary)}
 
 Crossovers: real depths where two structures optimal somewhere in a column tie (exact for named
 pairs).
 
-{crossovers_markdown(crossover_rows(columns))}
+{crossovers_markdown(crossover_rows(atlas.columns))}
 
 What gradient descent finds (deep UFM, n = 1, width 2K, N(0, 0.01/d) init, normalised GD with
 steps of length 0.005 until the loss is below 1e-250; each end point polished to the local
@@ -77,5 +65,5 @@ minimum it approaches and named), next to the optimum:
 
 ![GD census]({ctx.link(census_png)})
 
-{census_markdown(census_rows(census, cells))}
+{census_markdown(census_rows(atlas.census.records, atlas.cells))}
 """

@@ -1,0 +1,48 @@
+"""The exhibits of the report's Spec B sections: the groups of runs each tier's overview shows.
+
+Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
+
+The clocks section shows, before the claims C1-C5, every tier its report tier runs
+(``forgetting.REPORT_TIERS``): :func:`report_tiers` trains (or reads from the store) the tier's
+blocks but the deep ResNets, every ensemble of the tier at once so a pool of workers shares
+them.  The clock-collapse section shows, before C7, the grids C7 measures that the clocks
+section does not show already (:func:`collapse_grids`).  Training goes through
+``forgetting.measure_groups`` (cached, resumable, fingerprinted run records, the ones
+``implicitbias sweep`` writes too); the sections lay the groups out (``forgetting.overview``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from implicitbias.claims import forgetting as fg
+from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM as C7
+from implicitbias.validation.analysis import Group
+
+__all__ = ["TierGroups", "report_tiers", "collapse_grids"]
+
+
+@dataclass(frozen=True)
+class TierGroups:
+    """A tier and the groups of the blocks a section shows of it."""
+
+    tier: fg.Tier
+    groups: list[Group]
+
+
+def report_tiers(ctx) -> list[TierGroups]:
+    """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets."""
+    return [TierGroups(t, fg.measure_groups(ctx, t, fg.shallow_blocks(spec)))
+            for spec in fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]) for t in [fg.tier(spec)]]
+
+
+def collapse_grids(ctx) -> list[TierGroups]:
+    """The tiers C7 measures in ``ctx.tier`` that :func:`report_tiers` does not hold, with the groups
+    of the blocks C7 measures (each tier once)."""
+    shown = set(fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]))
+    out = []
+    for t, blocks in C7.config(ctx.tier).resolved():
+        if t.spec not in shown:
+            shown.add(t.spec)
+            out.append(TierGroups(t, fg.measure_groups(ctx, t, blocks)))
+    return out

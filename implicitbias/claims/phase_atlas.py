@@ -1,0 +1,70 @@
+"""The exhibit of the report's phase section: the atlas of P(K, L) and what gradient descent finds.
+
+Problem P(K, L) (Spec A, section 3): minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p, p = 2/(L + 1),
+over mean-logit matrices with every margin >= 1; L counts weight matrices (N = L + 1 factors).
+
+:func:`phase_atlas` computes, through ``ctx.map`` (cached, resumable, fingerprinted), the phase
+columns of the grid Theorem 3.1 judges in the context's tier (the same store records as the
+claim's: ``numerics.maxmargin.phase``), their typed cells, the boundary L*(K), and the
+gradient-descent census (``numerics.maxmargin.gd_census``: batched normalised GD on the deep UFM
+from small random initialisation, each end point polished and named) on the grid ``CENSUS`` of
+the tier.  ``implicitbias.report.sections.phase`` lays the result out; it computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from implicitbias.claims.theorem_3_1 import CLAIM as THEOREM_3_1
+from implicitbias.numerics.maxmargin import gd_census
+from implicitbias.numerics.maxmargin.cells import PhaseCell
+from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram, typed_cells
+
+__all__ = ["CENSUS", "GDCensus", "PhaseAtlas", "census", "phase_atlas"]
+
+CENSUS = {  # (Ks, Ls, seeds) of the gradient-descent census per tier
+    "default": ((4, 6, 8), (2, 3, 4), 16),
+    "gpu": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
+    "full": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
+}
+
+
+@dataclass(frozen=True)
+class GDCensus:
+    """Where GD ends on the grid Ks x Ls, ``seeds`` initialisations per cell: one record of
+    ``gd_census.census_cell`` per (K, L), in (K, L) order (``frequencies``: seeds per named end point)."""
+
+    Ks: tuple[int, ...]
+    Ls: tuple[int, ...]
+    seeds: int
+    records: list[dict]
+
+
+@dataclass(frozen=True)
+class PhaseAtlas:
+    """The phase section's numbers: the column records of the grid K <= ``kmax``, L <= ``lmax``
+    (``phase_column``'s, every depth of one K each), their cells as ``PhaseCell``s in (K, L) order,
+    the boundary rows (per K: the smallest integer L at which NC is suboptimal, what beats it, the
+    exact threshold depths) and the GD census."""
+
+    kmax: int
+    lmax: int
+    columns: list[dict]
+    cells: list[PhaseCell]
+    boundary: list[dict]
+    census: GDCensus
+
+
+def census(ctx) -> GDCensus:
+    """The GD census of ``ctx.tier`` (grid ``CENSUS[ctx.tier]``), cells computed through ``ctx.map``."""
+    Ks, Ls, seeds = CENSUS[ctx.tier]
+    records = ctx.map(gd_census.KIND, gd_census.census_cell,
+                      [gd_census.census_config(K, L, seeds=seeds) for K in Ks for L in Ls], desc="GD census")
+    return GDCensus(tuple(Ks), tuple(Ls), seeds, records)
+
+
+def phase_atlas(ctx) -> PhaseAtlas:
+    """The atlas of the phase grid Theorem 3.1 judges in ``ctx.tier``, and the GD census."""
+    config = THEOREM_3_1.config(ctx.tier)
+    columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
+    return PhaseAtlas(config.kmax, config.lmax, columns, typed_cells(columns), boundary(cells_of(columns)), census(ctx))
