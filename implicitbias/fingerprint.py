@@ -15,6 +15,13 @@ Followed imports: modules under ``implicitbias`` and under the top-level package
 own module (so a cell defined outside the package, in a test or a user's script, is tracked
 through its own helpers too).  Third-party libraries are not fingerprinted: their versions are
 the environment's business.
+
+This is the package's one cache-invalidation mechanism.  A record's kind names what the record
+is (``maxmargin.phase-column``, ``validation.run``), never a version of the code that made it:
+no kind carries a hand-made version suffix (``tests/test_fingerprint.py`` checks every kind in
+the package), because the fingerprint already changes with every change to what a cell does,
+and a record of other code is never served.  (The store's ``SCHEMA_VERSION`` is the layout of
+its SQLite file, not the validity of the records in it.)
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import os
 import sys
 from collections.abc import Callable
 
-__all__ = ["code_fingerprint", "module_fingerprint"]
+__all__ = ["code_fingerprint", "module_fingerprint", "tracked_modules"]
 
 _ROOT = "implicitbias"
 
@@ -52,6 +59,14 @@ def code_fingerprint(fn: Callable) -> str:
 
 def module_fingerprint(module: str) -> str:
     """Hex digest (16 characters) of ``module`` and the tracked modules it imports, transitively."""
+    seen = tracked_modules(module)
+    text = "\n".join(f"{name}:{seen[name]}" for name in sorted(seen))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def tracked_modules(module: str) -> dict[str, str]:
+    """The modules ``module``'s fingerprint digests (itself and the tracked modules it imports,
+    transitively; names that are not modules digest as ``no-source``), each with its digest."""
     family = (_ROOT, module.split(".")[0])
     seen: dict[str, str] = {}
     todo = [module]
@@ -62,8 +77,7 @@ def module_fingerprint(module: str) -> str:
         digest, imports = _digest(name)
         seen[name] = digest
         todo += [m for m in imports if m.split(".")[0] in family and m not in seen]
-    text = "\n".join(f"{name}:{seen[name]}" for name in sorted(seen))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return seen
 
 
 def _path_of(module: str) -> str | None:

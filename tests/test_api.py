@@ -107,7 +107,7 @@ def test_a_persistent_store_is_reused(tmp_path):
     from implicitbias.store import Store
 
     with Store(path) as store:
-        assert store.counts("maxmargin.phase-column-v3")["done"] == 1
+        assert store.counts("maxmargin.phase-column")["done"] == 1
     again = ib.phase_diagram(K=4, L=2, store=path)
     assert again.cells[0].value == first.cells[0].value
 

@@ -24,7 +24,7 @@ from implicitbias.theory.updates import UPDATES, builtin
 __all__ = ["KIND", "CLOCKS", "EXAMPLE_RUNS", "DerivedFlow", "ExampleClocks", "flow_record", "derived_flows",
            "example_clocks"]
 
-KIND = "modified_flow/v1"
+KIND = "modified_flows.flow"
 
 # (label, optimizer, lr, batch size, N, epochs, lambda): the source's settings
 EXAMPLE_RUNS = (

@@ -41,7 +41,7 @@ from implicitbias.theory import params
 
 __all__ = ["KIND", "gd_settings", "census_config", "batched_gd", "batched_loss", "census_cell"]
 
-KIND = "maxmargin.gd-census-v1"
+KIND = "maxmargin.gd-census"
 
 
 def gd_settings(K: int, L: int, d: int | None = None, scale: float = 0.1, lr: float = 0.005, steps: int = 8000,

@@ -37,7 +37,7 @@ from implicitbias.theory import params
 
 __all__ = ["KIND", "crosscheck_config", "gd_crosscheck"]
 
-KIND = "maxmargin.gd-crosscheck-v2"
+KIND = "maxmargin.gd-crosscheck"
 
 
 def crosscheck_config(K: int, L: int, seed: int = 0, **settings) -> dict:

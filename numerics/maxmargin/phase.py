@@ -80,7 +80,7 @@ __all__ = [
     "MAX_CELLS",
 ]
 
-KIND = "maxmargin.phase-column-v3"
+KIND = "maxmargin.phase-column"
 SEARCH_KIND = "maxmargin.phase-search"
 VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
