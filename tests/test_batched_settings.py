@@ -13,7 +13,8 @@ from implicitbias.claims.forgetting import Tier, measure_groups
 from implicitbias.store import Store
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation import batched
-from implicitbias.validation.batched import EnsembleTrainer, ensembles, execute_group, train_ensembles
+from implicitbias.validation.batched import ensembles, execute_group, train_ensembles
+from implicitbias.validation.trainers import EnsembleTrainer
 from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config, execute
 

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.theory.params import ParameterError
-from implicitbias.validation.batched import EnsembleTrainer, execute_group, folds
+from implicitbias.validation.batched import execute_group
+from implicitbias.validation.trainers import EnsembleTrainer, Trainer, folds
 from implicitbias.validation import run as run_mod
 from implicitbias.validation.models import build_model
 from implicitbias.validation.run import execute
@@ -62,7 +63,7 @@ def test_folded_solo_run_equals_the_plain_module_to_rounding(optimizer, lr):
     data = run_mod.dataset_for(config)
     with run_mod.torch_threads(1):
         model = run_mod.build(config, data, torch.device("cpu"), torch.float64)
-        (plain,) = run_mod.train([config], run_mod.Trainer(model), data, torch.device("cpu"))
+        (plain,) = run_mod.train([config], Trainer(model), data, torch.device("cpu"))
     folded = execute(config, options=ONE_THREAD)
     assert folded["history"][-1]["train_acc"] > 0.15  # it learnt something: the comparison is not of two idle runs
     _assert_same(plain, folded, exact=False)

@@ -34,13 +34,13 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import torch
 
 from implicitbias.numerics.metrics.forgetting_metrics import run_summary
-from implicitbias.validation.init import kernel_norms, scale_init_
-from implicitbias.numerics.optim.optimizers import OPTIMIZERS, make_optimizer
+from implicitbias.validation.init import scale_init_
+from implicitbias.numerics.optim.optimizers import OPTIMIZERS
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
@@ -49,8 +49,9 @@ from implicitbias.validation.data import DATASETS, ImageData, batches, load_data
 from implicitbias.validation.groups import group_by_setting
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
 from implicitbias.validation.precision import parameter_dtype
+from implicitbias.validation.trainers import Trainer, trainer_for
 
-__all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
+__all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
            "divergence", "build", "require_data"]
 
 KIND = "validation.run"
@@ -168,75 +169,6 @@ def resolve_device(device: str | None) -> torch.device:
         raise params.ParameterError(f"device {device}: torch sees {torch.cuda.device_count()} CUDA devices, cuda:0 to "
                                     f"cuda:{torch.cuda.device_count() - 1}")
     return dev
-
-
-class Trainer:
-    """The models of one training run in lockstep; here one plain module (G = 1 member).
-
-    ``implicitbias.validation.batched.EnsembleTrainer`` holds G members (configs that share a
-    step: the same data, architecture, batch size and horizon; sigma_w, seed and the optimiser's
-    hyperparameters free) as one vectorised model; :func:`train` drives either through this
-    interface: ``members(x)`` maps per-member inputs (G, B, ...) to logits (G, B, K), ``shared(x)``
-    one input (B, ...) seen by every member to (G, B, K); ``optimise(configs, settings)`` builds
-    the optimisers (``settings``: the member indices of each hyperparameter setting),
-    ``set_lr_factors``, ``zero_grad`` and ``step`` drive them; ``norms()`` gives each member's
-    kernel norms (``validation.init.kernel_norms``).
-    """
-
-    size = 1
-
-    def __init__(self, model: torch.nn.Module, forward: Callable | None = None):
-        self.model = model
-        self.forward = forward or model
-
-    def members(self, x: torch.Tensor) -> torch.Tensor:
-        return self.forward(x[0])[None]
-
-    def shared(self, x: torch.Tensor) -> torch.Tensor:
-        return self.forward(x)[None]
-
-    def parameters(self) -> list[torch.Tensor]:
-        return list(self.model.parameters())
-
-    def norms(self) -> list[dict[str, float]]:
-        return [kernel_norms(self.model)]
-
-    def train_mode(self, mode: bool) -> None:
-        self.model.train(mode)
-
-    def optimise(self, configs: Sequence[Mapping], settings: Sequence[Sequence[int]]) -> None:
-        """Create the optimiser of the one member's config over this trainer's parameters."""
-        self.optimizers = []
-        self._groups: list[tuple[dict, float, int]] = []  # (param group, its base lr, its setting)
-        self._add_optimizer(configs[0], self.parameters(), 0)
-
-    def _add_optimizer(self, config: Mapping, parameters, setting: int) -> torch.optim.Optimizer:
-        opt = _optimizer(config, parameters)
-        self.optimizers.append(opt)
-        self._groups += [(group, group["lr"], setting) for group in _param_groups(opt)]
-        return opt
-
-    def set_lr_factors(self, factors: Sequence[float]) -> None:
-        """Every learning rate = its base value x its setting's factor (the schedule's eta_k / eta_0)."""
-        for group, lr0, s in self._groups:
-            group["lr"] = lr0 * factors[s]
-
-    def zero_grad(self) -> None:
-        for opt in self.optimizers:
-            opt.zero_grad(set_to_none=True)
-
-    def step(self) -> None:
-        for opt in self.optimizers:
-            opt.step()
-
-
-def _optimizer(config: Mapping, parameters) -> torch.optim.Optimizer:
-    c = config
-    return make_optimizer(c["optimizer"], parameters, c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
-
-
-def _param_groups(opt: torch.optim.Optimizer) -> list[dict]:
-    return opt.param_groups + (opt.companion.param_groups if getattr(opt, "companion", None) else [])
 
 
 def build(config: Mapping, data: ImageData, device: torch.device, dtype: torch.dtype, *, channels_last: bool = False):
@@ -458,7 +390,5 @@ def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callab
         if options.get("compile"):
             trainer = Trainer(model, torch.compile(model))
         else:  # the toy MLP trains on the ensemble's folded kernels, so ensemble members are their solo runs
-            from implicitbias.validation.batched import trainer_for  # batched builds on this module
-
             trainer = trainer_for([model])
         return train([c], trainer, data, device, on_epoch=hook, channels_last=channels_last)[0]
