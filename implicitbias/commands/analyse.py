@@ -23,19 +23,18 @@ def run(args) -> int:
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting import judge_runs
     from implicitbias.store import Store
-    from implicitbias.validation.run import KIND, execute
+    from implicitbias.validation.run import KIND, code, execute
     from implicitbias.validation.sweep import load_spec
 
     out = output_folder("out", args.out, files=("analysis.md",))
     with Store(args.store) as store:
-        code = store.code_of(execute)
         if args.spec:
             spec = load_spec(args.spec)
-            runs = [(c, store.get(KIND, c, code=code)) for c in spec.configs]
+            runs = [(c, store.get(KIND, c, code=code(store, c))) for c in spec.configs]
             finished = sum(r is not None for _, r in runs)
             title = f"sweep {spec.name}: {finished} of {len(runs)} runs finished"
         else:
-            runs = store.records(KIND, code=code)
+            runs = store.records(KIND, code=store.code_of(execute))  # the built-in models' and data sets' runs
             title = f"all {len(runs)} finished runs in {store.path}"
         out.mkdir(parents=True, exist_ok=True)
         text = judge_runs(Context(store=store, out=out, progress=False), runs, title)
