@@ -460,7 +460,7 @@ def analyse(
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
-    from implicitbias.validation.run import KIND, code
+    from implicitbias.validation.run import KIND, run_codes
     from implicitbias.validation.sweep import load_spec
 
     with open_store(store) as opened:
@@ -468,7 +468,8 @@ def analyse(
             pairs, name = runs.runs, runs.spec.name
         else:
             spec = load_spec(runs)
-            found = [(c, opened.get(KIND, c, code=code(opened, c))) for c in spec.configs]
+            code = run_codes(opened)
+            found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
             pairs, name = [(c, r) for c, r in found if r is not None], spec.name
         ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
         groups = group_runs(pairs)

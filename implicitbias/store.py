@@ -519,7 +519,7 @@ class Store:
         """Records of ``fn(config)`` for every config, in order, computing only the missing ones.
 
         Stored records of the same code (``code``, default ``code_fingerprint(fn)``; a function of
-        the config where configs differ in the code they run, e.g. ``validation.run.code``) are
+        the config where configs differ in the code they run, e.g. ``validation.run.run_codes``) are
         returned as they are.  Each missing, stale, failed or interrupted config is leased, submitted to
         ``executor`` (in-process when ``None``) and stored by this process the moment it
         completes, so a sweep killed at any point resumes where it stopped with nothing completed

@@ -151,9 +151,9 @@ def test_editing_the_users_module_recomputes_its_runs(tmp_path, labpkg):
     first = ib.sweep(grid, store=path)
     with ib.open_store(path) as store:
         assert sweep_status(load_spec(grid), store)["done"] == 2
-        code = run_mod.code(store, load_spec(grid).configs[0])
+        code = run_mod.run_codes(store)(load_spec(grid).configs[0])
         labpkg(MODELS.replace('"""Doc."""', '"""Reworded."""  # and a comment'), 8)
-        assert run_mod.code(store, load_spec(grid).configs[0]) == code  # documentation only: kept
+        assert run_mod.run_codes(store)(load_spec(grid).configs[0]) == code  # documentation only: kept
         labpkg(MODELS, 12)  # the helper of the factory's package changes
         assert sweep_status(load_spec(grid), store) == {"done": 0, "partial": 0, "missing": 2}
     second = ib.sweep(grid, store=path)

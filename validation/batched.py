@@ -304,7 +304,8 @@ def train_ensembles(configs: Sequence[Mapping], store, *, executor: Executor | N
     options = dict(options or {})
     on_cpu = run_mod.resolve_device(options.get("device")).type == "cpu"
     cap = options.pop("max_members", MAX_CPU_MEMBERS if on_cpu else None)
-    records = [store.get(run_mod.KIND, c, code=run_mod.code(store, c)) for c in configs]
+    code = run_mod.run_codes(store)
+    records = [store.get(run_mod.KIND, c, code=code(c)) for c in configs]
     missing = [c for c, r in zip(configs, records) if r is None]
     todo = sorted(ensembles(missing, cap), key=_cost, reverse=True)
     fn = functools.partial(execute_group, options=options)
@@ -312,9 +313,9 @@ def train_ensembles(configs: Sequence[Mapping], store, *, executor: Executor | N
                         code=functools.partial(_group_code, store))
     for group, result in zip(todo, results):
         for config, record in zip(group, result["records"]):  # members are stored as ordinary runs of the same code
-            store.put(run_mod.KIND, config, record, code=run_mod.code(store, config))
+            store.put(run_mod.KIND, config, record, code=code(config))
     # only the runs that were missing are read back: what was found stays as it was read
-    return [r if r is not None else store.get(run_mod.KIND, c, code=run_mod.code(store, c)) for c, r in zip(configs, records)]
+    return [r if r is not None else store.get(run_mod.KIND, c, code=code(c)) for c, r in zip(configs, records)]
 
 
 def _group_code(store, group: Mapping) -> str:

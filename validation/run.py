@@ -27,7 +27,7 @@ Initialisation: every kernel sigma_w x He normal with the run's seed (the same d
 sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.validation.init``).  The seed also
 drives the minibatch order and augmentation.  ``arch`` and ``dataset`` may also name a model factory
 and a data loader of your own (``"package.module:name"``; the contract is ``validation.external``'s),
-whose runs are stored under a code fingerprint that covers that module too (:func:`code`).  Runtime options that do not change the numbers
+whose runs are stored under a code fingerprint that covers that module too (:func:`run_codes`).  Runtime options that do not change the numbers
 (device, threads, channels_last, compile) are passed apart from the config and not hashed.
 """
 
@@ -54,7 +54,7 @@ from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, buil
 from implicitbias.validation.precision import parameter_dtype
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "Trainer", "train",
-           "divergence", "build", "require_data", "code"]
+           "divergence", "build", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -455,11 +455,21 @@ def train(
     return records
 
 
-def code(store, config: Mapping) -> str:
-    """The code fingerprint a run of canonical ``config`` is stored under: that of :func:`execute`
-    together with the user modules its ``arch`` and ``dataset`` name (``validation.external``), so
-    editing a model factory or a data loader recomputes its runs."""
-    return store.code_of(execute, modules=external.modules(config))
+def run_codes(store) -> Callable[[Mapping], str]:
+    """``code(config)``: the code fingerprint a run of canonical ``config`` is stored under, that of
+    :func:`execute` together with the user modules its ``arch`` and ``dataset`` name
+    (``validation.external``), so editing a model factory or a data loader recomputes its runs.
+    Computed once per set of modules for the configs of one sweep (the files are read when it is
+    first asked: take a new one after editing them)."""
+    memo: dict[tuple[str, ...], str] = {}
+
+    def code(config: Mapping) -> str:
+        modules = external.modules(config)
+        if modules not in memo:
+            memo[modules] = store.code_of(execute, modules=modules)
+        return memo[modules]
+
+    return code
 
 
 def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callable[[int, dict], None] | None = None) -> dict:

@@ -266,8 +266,9 @@ def _data_key(c: Mapping) -> tuple:
 def sweep_status(spec: Spec, store) -> dict[str, int]:
     """How many runs of the spec are ``done``, ``partial`` (started, interrupted) or ``missing``."""
     counts = {"done": 0, "partial": 0, "missing": 0}
+    code = run_mod.run_codes(store)
     for config in spec.configs:
-        status = store.status(run_mod.KIND, config, code=run_mod.code(store, config))
+        status = store.status(run_mod.KIND, config, code=code(config))
         counts["done" if status == "done" else "partial" if status == "running" else "missing"] += 1
     return counts
 
@@ -297,4 +298,4 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
     else:
         fn = functools.partial(run_mod.execute, options=options)
     return store.map(run_mod.KIND, fn, spec.configs, executor=executor, progress=progress, desc=f"sweep {spec.name}",
-                     code=functools.partial(run_mod.code, store))
+                     code=run_mod.run_codes(store))
