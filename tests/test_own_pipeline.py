@@ -20,6 +20,8 @@ from implicitbias.cli import main
 from implicitbias.theory import params
 from implicitbias.validation import run as run_mod
 from implicitbias.validation.analysis import summarise
+from implicitbias.validation.data import DATASETS
+from implicitbias.validation.models import ARCHITECTURES
 from implicitbias.validation.sweep import check_data, load_spec, sweep_status
 
 SIGMAS = [0.5, 2.0]
@@ -191,13 +193,14 @@ def test_bad_reference_is_one_line_naming_the_entry(entries, name, what):
     assert "\n" not in str(info.value)
 
 
+BUILTIN = {*ARCHITECTURES, *DATASETS}
 _identifiers = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     st.one_of(
-        st.text(max_size=30).filter(lambda s: ":" not in s),  # no colon: a built-in name or nothing
+        st.text(max_size=30).filter(lambda s: ":" not in s and s not in BUILTIN),  # no colon, not a built-in name
         st.builds("ib_absent_{}.{}:{}".format, _identifiers, _identifiers, _identifiers),  # no such module
         _identifiers.filter(lambda s: not hasattr(own_pipeline, s)).map("own_pipeline:{}".format),  # no such name
         st.text(max_size=30).map("{}:".format),  # nothing after the colon

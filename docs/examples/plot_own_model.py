@@ -15,24 +15,32 @@ norms, accuracies and the clocks per epoch, and judges the Spec B claims on the 
    :lines: 9-
 """
 
+import tomllib
+
 import matplotlib.pyplot as plt
 from implicitbias.validation.analysis import summarise
 
 import implicitbias as ib
 
-spec = {
-    "name": "lab",
-    "base": {
-        "arch": "lab_pipeline:small_cnn",
-        "dataset": "lab_pipeline:bars",
-        "batch_size": 30,
-        "epochs": 8,
-        "sigma_w": [0.25, 1.0, 4.0],
-        "seed": [0, 1, 2],
-    },
-    "grid": [{"label": "SGD", "optimizer": "sgd", "lr": 0.05}, {"label": "Adam", "optimizer": "adam", "lr": 0.003}],
-    "options": {"threads": 1},
-}
+# the spec as a TOML file would hold it (``implicitbias sweep lab.toml`` runs the same)
+spec = tomllib.loads("""
+name = "lab"
+[base]
+arch = "lab_pipeline:small_cnn"
+dataset = "lab_pipeline:bars"
+batch_size = 30
+epochs = 8
+sigma_w = [0.25, 1.0, 4.0]
+seed = [0, 1, 2]
+[[grid]]
+optimizer = "sgd"
+lr = 0.05
+[[grid]]
+optimizer = "adam"
+lr = 0.003
+[options]
+threads = 1
+""")
 run = ib.sweep(spec)
 analysis = ib.analyse(run)
 print(analysis.verdicts())  # 8 epochs, 3 seeds: most rules are honestly inconclusive here
