@@ -423,7 +423,8 @@ def sweep(
 ) -> SweepResult:
     """Run every missing run of ``spec`` (a TOML path, a packaged spec name such as ``tiny``, or
     the parsed table) and return all its records; what is in ``store`` is not rerun
-    (``implicitbias sweep``)."""
+    (``implicitbias sweep``).  Its ``arch`` and ``dataset`` may name a model factory and a data
+    loader of your own, ``"package.module:function"`` (``implicitbias.validation.external``)."""
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep
 
     loaded = check_data(load_spec(spec))

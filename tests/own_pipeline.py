@@ -49,11 +49,16 @@ def blobs(*, seed, size, path):
     return (*draw(n), *draw(60))
 
 
-def blobs_split(*, seed, size, path):
+def blobs_split(*, seed, size, path, classes=CLASSES, tensor=torch.as_tensor):
     """The blobs as an ``ImageData`` the loader splits itself (first 80 train, 20 val, rest test)."""
     x, y, x_test, y_test = blobs(seed=seed, size=size, path=path)
-    t = torch.as_tensor
-    return ImageData("blobs", t(x[:80]), t(y[:80]), t(x[80:100]), t(y[80:100]), t(x_test), t(y_test), CLASSES)
+    t = tensor
+    return ImageData("blobs", t(x[:80]), t(y[:80]), t(x[80:100]), t(y[80:100]), t(x_test), t(y_test), classes)
+
+
+def blobs_split_numpy(*, seed, size, path):
+    """The same split held in numpy arrays (the package makes tensors of them)."""
+    return blobs_split(seed=seed, size=size, path=path, tensor=np.asarray)
 
 
 # -- wrong on purpose: each breaks one clause of the contract --------------------------------------
@@ -87,6 +92,10 @@ def returns_a_string(*, seed, size, path):
 def flat_inputs(*, seed, size, path):
     x, y, x_test, y_test = blobs(seed=seed, size=size, path=path)
     return x.reshape(len(x), -1), y, x_test, y_test
+
+
+def labels_beyond_classes(*, seed, size, path):
+    return blobs_split(seed=seed, size=size, path=path, classes=2)
 
 
 def float_labels(*, seed, size, path):

@@ -87,10 +87,14 @@ def test_the_loader_feeds_the_packaged_split_and_the_same_seed_the_same_data():
     assert (x == x2).all() and (y == y2).all()
 
 
-def test_a_loader_that_splits_itself_is_used_as_it_is():
-    c = run_mod.canonical_config({**BASE, "dataset": "own_pipeline:blobs_split", "sigma_w": 1.0, "seed": 0})
+@pytest.mark.parametrize("loader", ["own_pipeline:blobs_split", "own_pipeline:blobs_split_numpy"])
+def test_a_loader_that_splits_itself_is_used_as_it_is(loader):
+    c = run_mod.canonical_config({**BASE, "dataset": loader, "sigma_w": 1.0, "seed": 0})
     data = run_mod.dataset_for(c)
     assert (len(data.y_train), len(data.y_val), len(data.y_test)) == (80, 20, 60)
+    assert data.x_train.dtype == torch.float32 and data.y_train.dtype == torch.int64
+    x, *_ = own_pipeline.blobs(seed=0, size=None, path=None)
+    assert torch.equal(data.x_train, torch.as_tensor(x[:80]))  # as the loader made it: not standardised again
     with pytest.raises(params.ParameterError, match=r"^val_size must stay unset"):
         run_mod.dataset_for({**c, "val_size": 10})
 
@@ -177,6 +181,7 @@ BAD = [
     ({"dataset": "own_pipeline:returns_a_string"}, "dataset", "x_train, y_train"),
     ({"dataset": "own_pipeline:flat_inputs"}, "dataset", "N x C x H x W"),
     ({"dataset": "own_pipeline:float_labels"}, "dataset", "integer"),
+    ({"dataset": "own_pipeline:labels_beyond_classes"}, "dataset", r"one label in 0\.\.1"),
     ({"dataset": "own_pipeline:loader_without_keywords"}, "dataset", "seed, size, path"),
     ({"dataset": "own_pipeline:blobs", "val_size": 200}, "val_size", ""),
     ({"arch": "ib_absent_module.models:net"}, "arch", "importable"),

@@ -212,6 +212,7 @@ def _checked(reference: str, data: ImageData) -> ImageData:
     k = data.num_classes
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise params.ParameterError(f"dataset must return an ImageData of at least 2 classes: {reference!r} gave {k!r}")
+    splits = {}
     for split in ("train", "val", "test"):
         x = _array("dataset", reference, f"x_{split}", getattr(data, f"x_{split}"))
         y = _array("dataset", reference, f"y_{split}", getattr(data, f"y_{split}"))
@@ -220,7 +221,8 @@ def _checked(reference: str, data: ImageData) -> ImageData:
                 f"dataset must return one label in 0..{k - 1} per input: {reference!r} has {len(x)} x_{split}, "
                 f"{len(y)} y_{split}" + (f", labels up to {y.max()}" if len(y) else "")
             )
-    return data.to("cpu", torch.float32)
+        splits |= {f"x_{split}": torch.as_tensor(x), f"y_{split}": torch.as_tensor(y)}
+    return ImageData(str(data.name), num_classes=k, **splits).to("cpu", torch.float32)
 
 
 def load_data(
