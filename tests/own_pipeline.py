@@ -29,6 +29,27 @@ def tiny_net(in_shape, num_classes, *, width):
     return TinyNet(int(np.prod(in_shape)), max(1, round(16 * width)), num_classes)
 
 
+class Shifted(TinyNet):
+    """TinyNet plus a logit shift of its own: a parameter that is no kernel, drawn by the factory."""
+
+    def __init__(self, in_features: int, hidden: int, num_classes: int):
+        super().__init__(in_features, hidden, num_classes)
+        self.shift = nn.Parameter(torch.randn(num_classes))
+
+    def forward(self, x):
+        return super().forward(x) + self.shift
+
+
+def shifted_net(in_shape, num_classes, *, width):
+    return Shifted(int(np.prod(in_shape)), max(1, round(16 * width)), num_classes)
+
+
+def torch_blobs(*, seed, size, path):
+    """Blobs drawn from torch's global generator (the package seeds it with data_seed)."""
+    x, y, x_test, y_test = blobs(seed=0, size=size, path=path)
+    return x + 0.1 * torch.randn(x.shape).numpy(), y, x_test, y_test
+
+
 def tiny_sequential(in_shape, num_classes, *, width):
     """The same network as an ``nn.Sequential`` of the layers the folded ensemble engine covers."""
     hidden = max(1, round(16 * width))

@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import types
 
 import own_pipeline
 import pytest
@@ -74,6 +75,33 @@ def test_sigma_w_scales_every_kernel_of_the_factory_with_one_draw_per_seed():
     assert norms[0.5, 0]["hidden"] != pytest.approx(norms[0.5, 1]["hidden"], rel=1e-6)  # the seed draws anew
     # hidden: 8 x 16 kernel, He variance 2/16: E||W||^2 = 8 x 16 x 2/16 = 16, so ||W|| near sigma_w x 4
     assert norms[2.0, 0]["hidden"] == pytest.approx(2.0 * 4.0, rel=0.35)
+
+
+def test_what_the_factory_and_the_loader_draw_themselves_follows_the_seeds():
+    """A parameter that is no kernel (left as the factory drew it) and data drawn from torch's global
+    generator: the same seed gives the same values, another seed others, and the caller's generator
+    state is left as it was."""
+    config = run_mod.canonical_config({**BASE, "arch": "own_pipeline:shifted_net", "sigma_w": 1.0, "seed": 0})
+    data = run_mod.dataset_for(config)
+    state = torch.get_rng_state()
+
+    def shift(seed):
+        return run_mod.build({**config, "seed": seed}, data, torch.device("cpu"), torch.float32).shift.detach()
+
+    assert torch.equal(shift(0), shift(0)) and not torch.equal(shift(0), shift(1))
+    loaded = [run_mod.dataset_for({**config, "dataset": "own_pipeline:torch_blobs", "data_seed": s}).x_train
+              for s in (0, 0, 1)]
+    assert torch.equal(loaded[0], loaded[1]) and not torch.equal(loaded[0], loaded[2])
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_a_sweep_mixing_built_in_and_own_code_stores_each_run_under_its_own_code(store):
+    built_in = run_mod.canonical_config({"dataset": "synthetic", "arch": "mlp"})
+    own = run_mod.canonical_config({**BASE, "sigma_w": 1.0, "seed": 0})
+    code = run_mod.run_codes(store)
+    assert code(built_in) == store.code_of(run_mod.execute)  # the built-in runs' code as before
+    assert code(own) != code(built_in)
+    assert code(own) == store.code_of(run_mod.execute, modules=["own_pipeline"])
 
 
 def test_the_loader_feeds_the_packaged_split_and_the_same_seed_the_same_data():
@@ -199,6 +227,16 @@ def test_bad_reference_is_one_line_naming_the_entry(entries, name, what):
 
 
 BUILTIN = {*ARCHITECTURES, *DATASETS}
+def test_a_module_without_a_source_file_is_refused(monkeypatch):
+    """A factory defined interactively (a module with no .py file, as a notebook's __main__): its
+    edits could not be fingerprinted, so stored runs could outlive them; one line says so."""
+    module = types.ModuleType("ib_interactive")
+    module.net = own_pipeline.tiny_net
+    monkeypatch.setitem(sys.modules, "ib_interactive", module)
+    with pytest.raises(params.ParameterError, match=r"^arch must name a module with a Python source file"):
+        load_spec(spec(arch="ib_interactive:net"))
+
+
 _identifiers = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
 
 

@@ -54,7 +54,9 @@ Resolution: ``importlib.import_module`` of the part before the colon, then attri
 along the part after it.  The module must be importable where the runs execute: from ``sys.path``
 (installed packages, ``PYTHONPATH``, the current folder under ``python -m`` and in notebooks) or,
 for a spec file, from the spec's own folder (``validation.sweep.load_spec`` adds it).  A bad
-reference is one ``ParameterError`` naming ``arch`` or ``dataset`` and what is allowed.
+reference is one ``ParameterError`` naming ``arch`` or ``dataset`` and what is allowed.  The
+module must be a ``.py`` file: a function defined in a notebook cell (module ``__main__``, no
+source file) is refused, since edits to it could not be told from the stored runs.
 
 Code fingerprints: a run's code is ``validation.run.execute``'s together with the module of each
 reference and the modules of its own top-level package that it imports (``implicitbias.
@@ -106,7 +108,8 @@ def _first_line(exc: BaseException) -> str:
 
 def resolve(parameter: str, reference: str, what: str) -> Callable:
     """The callable ``reference`` (``package.module:name``) names; ``ParameterError`` naming
-    ``parameter`` when it is malformed, its module cannot be imported, the name is missing or not
+    ``parameter`` when it is malformed, its module cannot be imported or has no ``.py`` source (a
+    notebook's ``__main__``: its edits could not be fingerprinted), the name is missing or not
     callable."""
     module_name, _, attribute = reference.partition(":")
     if not (_DOTTED.fullmatch(module_name) and _DOTTED.fullmatch(attribute)):
@@ -120,6 +123,11 @@ def resolve(parameter: str, reference: str, what: str) -> Callable:
             f"{parameter} must name a module importable from sys.path (or the spec's folder): {reference!r} "
             f"({_first_line(exc)})"
         ) from None
+    if not str(getattr(obj, "__file__", None) or "").endswith(".py"):
+        raise params.ParameterError(
+            f"{parameter} must name a module with a Python source file (its code fingerprint reads it): "
+            f"{reference!r} is in {module_name}, which has none (defined interactively?); put it in a .py module"
+        )
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise params.ParameterError(
