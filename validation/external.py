@@ -18,7 +18,7 @@ heads only: with a factory they stay unset.
 
 How sigma_w scales the kernels: after the factory returns, the package's own initialisation
 (``validation.init.scale_init_``, the one the built-in networks get) re-draws every kernel of an
-``nn.Linear`` or ``nn.Conv1d/2d/3d`` as
+``nn.Linear`` or ``nn.Conv1d/2d/3d`` as::
 
     W = sigma_w W_He,  W_He ~ N(0, 2 / fan_in)  (Kaiming normal, fan_in mode, gain sqrt 2),
 
@@ -28,9 +28,10 @@ module order is the head: with ``scale_head = false`` it gets the plain He draw 
 kernel norms ||W||_F of the records are those kernels'.  Other parameters (an ``nn.Parameter`` of
 your own, an embedding) keep what the factory drew; the factory runs with torch's global generator
 seeded with the run's ``seed``, so they too are the same for the same seed.  The model needs at
-least one conv or linear layer (sigma_w has nothing to scale otherwise).  Spec B's memory of
-sigma_w needs kernels whose scale the loss does not see (a norm layer after them): a model without
-one forgets nothing it can be asked to remember.
+least one conv or linear layer (sigma_w has nothing to scale otherwise).  Spec B's mechanism, an
+effective learning rate eta / ||W||_F^2, holds for kernels whose scale the loss does not see (a
+norm layer after them, as in the built-in networks); without one, sigma_w changes the function
+itself and the clocks' reading of the spreads does not apply as derived.
 
 The data loader (``dataset``)::
 
@@ -59,9 +60,9 @@ module must be a ``.py`` file: a function defined in a notebook cell (module ``_
 source file) is refused, since edits to it could not be told from the stored runs.
 
 Code fingerprints: a run's code is ``validation.run.execute``'s together with the module of each
-reference and the modules of its own top-level package that it imports (``implicitbias.
-fingerprint``), so editing the factory, the loader or their helpers recomputes the runs and a
-record of older code is never served.  (In a notebook, reload the module after editing it: the
+reference and the modules of its own top-level package that it imports
+(``implicitbias.fingerprint``), so editing the factory, the loader or their helpers recomputes
+the runs and a record of older code is never served.  (In a notebook, reload the module after editing it: the
 fingerprint reads the file, the run calls what was imported.)
 
 Ensembles (``options.batched``): the runs of a factory's model train as ensembles like the
