@@ -18,7 +18,8 @@ from implicitbias.claims.c2_longer_training_keeps_the_spread import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 SPEC = Path(__file__).with_name("horizon_adam.toml")
-PAIRS = ((24, 120), (60, 300))  # (E, 5E); the second added when E = 24 did not interpolate
+PAIRS = (("adam_cosine", "adam_cosine_5x"), ("adam_cosine_60", "adam_cosine_60_5x"),  # E = 60: E = 24 did not interpolate
+         ("sgd_l2_1e-3_cosine", "sgd_l2_1e-3_cosine_5x"), ("sgd_lr1.5_cosine", "sgd_lr1.5_cosine_5x"))
 
 
 def main() -> None:
@@ -26,10 +27,10 @@ def main() -> None:
     parser.add_argument("--store", help="SQLite store (default: the user's store)")
     args = parser.parse_args()
     result = ib.sweep(SPEC, store=args.store, progress=True)
-    groups = {g.setting["epochs"]: g for g in group_runs(result.runs)}
-    for E, kE in PAIRS:
-        verdict = CLAIM.judge(CLAIM.pair_evidence(groups[E], groups[kE], "adam horizons"))
-        print(f"C2's rule on Adam, cosine to {E} vs {kE} epochs: {verdict.verdict}: {verdict.reason}\n  {verdict.measured}")
+    groups = {g.label: g for g in group_runs(result.runs)}
+    for short, long in PAIRS:
+        verdict = CLAIM.judge(CLAIM.pair_evidence(groups[short], groups[long], "horizons"))
+        print(f"C2's rule on {short} vs {long}: {verdict.verdict}: {verdict.reason}\n  {verdict.measured}")
 
 
 if __name__ == "__main__":

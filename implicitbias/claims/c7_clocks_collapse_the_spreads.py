@@ -318,7 +318,8 @@ class C7(fg.GroupClaim):
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
     oc_sims = mr.SIMS
     thresholds = {
-        "min_seeds": fg.MIN_SEEDS,
+        "min_seeds": Threshold(2, "seeds per group in each half of the stability check: a seed-mean spread needs two "
+                                  "seeds to average any noise (C7 fits no ANOVA)"),
         "min_groups": Threshold(6, "groups per family: a half split then fits the monotone law on 3 groups and predicts "
                                    "3, the fewest that can show a trend and test it"),
         "epoch_ratio": Threshold(4, "largest over smallest epoch count in the family: the collapse grids vary epochs "
