@@ -62,6 +62,7 @@ sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "gallery",
     "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py|lab_pipeline\.py",  # the own-model example's module, not an example
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",

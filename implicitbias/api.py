@@ -423,7 +423,8 @@ def sweep(
 ) -> SweepResult:
     """Run every missing run of ``spec`` (a TOML path, a packaged spec name such as ``tiny``, or
     the parsed table) and return all its records; what is in ``store`` is not rerun
-    (``implicitbias sweep``)."""
+    (``implicitbias sweep``).  Its ``arch`` and ``dataset`` may name a model factory and a data
+    loader of your own, ``"package.module:function"`` (``implicitbias.validation.external``)."""
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep
 
     loaded = check_data(load_spec(spec))
@@ -460,7 +461,7 @@ def analyse(
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
-    from implicitbias.validation.run import KIND, execute
+    from implicitbias.validation.run import KIND, run_codes
     from implicitbias.validation.sweep import load_spec
 
     with open_store(store) as opened:
@@ -468,8 +469,8 @@ def analyse(
             pairs, name = runs.runs, runs.spec.name
         else:
             spec = load_spec(runs)
-            code = opened.code_of(execute)
-            found = [(c, opened.get(KIND, c, code=code)) for c in spec.configs]
+            code = run_codes(opened)
+            found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
             pairs, name = [(c, r) for c, r in found if r is not None], spec.name
         ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
         groups = group_runs(pairs)

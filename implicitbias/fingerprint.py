@@ -32,19 +32,31 @@ import hashlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 __all__ = ["code_fingerprint", "module_fingerprint", "tracked_modules"]
 
 _ROOT = "implicitbias"
 
 
-def code_fingerprint(fn: Callable) -> str:
+def code_fingerprint(fn: Callable, modules: Iterable[str] = ()) -> str:
     """Hex digest (16 characters) of the code ``fn`` depends on (see the module docstring).
 
     ``functools.partial`` objects are unwrapped, their bound arguments belong to the config.
     A callable without a source file (defined interactively) is digested from its bytecode.
+    ``modules``: modules that ``fn`` reaches only by name at run time (a user's model factory or
+    data loader named in a config, ``implicitbias.validation.external``), each digested with
+    :func:`module_fingerprint` into the result; without them the digest is ``fn``'s alone.
     """
+    digest = _callable_fingerprint(fn)
+    names = sorted(set(modules))
+    if not names:
+        return digest
+    text = "\n".join([digest, *(f"{name}:{module_fingerprint(name)}" for name in names)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _callable_fingerprint(fn: Callable) -> str:
     while isinstance(fn, functools.partial):
         fn = fn.func
     fn = getattr(fn, "__func__", fn)  # bound methods

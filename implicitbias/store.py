@@ -373,10 +373,11 @@ class Store:
     # -- single records -------------------------------------------------------------------
     # ``code`` is the fingerprint of the code that computes the kind: ``Store.code_of(fn)``.
     @staticmethod
-    def code_of(fn: Callable) -> str:
-        """The code fingerprint of ``fn`` (``implicitbias.fingerprint.code_fingerprint``), for
-        callers below the front layer that are handed a store."""
-        return code_fingerprint(fn)
+    def code_of(fn: Callable, modules: Iterable[str] = ()) -> str:
+        """The code fingerprint of ``fn`` and of ``modules`` it calls by name
+        (``implicitbias.fingerprint.code_fingerprint``), for callers below the front layer that
+        are handed a store."""
+        return code_fingerprint(fn, modules)
 
     def status(self, kind: str, config: Mapping, *, code: str) -> str:
         """``missing``, ``running`` (interrupted or in progress), ``done``, ``failed``, ``stale``
@@ -513,12 +514,13 @@ class Store:
         executor: Executor | None = None,
         progress: bool = True,
         desc: str | None = None,
-        code: str | None = None,
+        code: str | Callable[[Mapping], str] | None = None,
     ) -> list[dict]:
         """Records of ``fn(config)`` for every config, in order, computing only the missing ones.
 
-        Stored records of the same code (``code``, default ``code_fingerprint(fn)``) are returned
-        as they are.  Each missing, stale, failed or interrupted config is leased, submitted to
+        Stored records of the same code (``code``, default ``code_fingerprint(fn)``; a function of
+        the config where configs differ in the code they run, e.g. ``validation.run.run_codes``) are
+        returned as they are.  Each missing, stale, failed or interrupted config is leased, submitted to
         ``executor`` (in-process when ``None``) and stored by this process the moment it
         completes, so a sweep killed at any point resumes where it stopped with nothing completed
         lost or repeated.  Configs leased by another live process are waited for and read when
@@ -533,9 +535,10 @@ class Store:
         """
         from tqdm.auto import tqdm
 
-        code = code or code_fingerprint(fn)
         configs = [dict(c) for c in configs]
-        results: list[dict | None] = [self.get(kind, c, code=code) for c in configs]
+        fixed = None if callable(code) else code or code_fingerprint(fn)
+        codes = [code(c) if callable(code) else fixed for c in configs]
+        results: list[dict | None] = [self.get(kind, c, code=k) for c, k in zip(configs, codes)]
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
             self.require_writable(f"computing {len(todo)} missing {kind} records")
@@ -551,12 +554,12 @@ class Store:
             try:
                 record = compute()
             except Exception as exc:
-                self._fail(kind, configs[i], exc, code)
+                self._fail(kind, configs[i], exc, codes[i])
                 if isinstance(exc, ParameterError):
                     raise
                 raise CellError(f"{kind} cell {canonical_json(configs[i])[:200]} failed: {_one_line(exc)}") from exc
             results[i] = json.loads(canonical_json(record))
-            self.put(kind, configs[i], results[i], code=code)
+            self.put(kind, configs[i], results[i], code=codes[i])
             bar.update()
 
         # a process pool starts whatever it is handed as soon as a worker frees, beyond the reach of
@@ -568,11 +571,11 @@ class Store:
             held, pending = [], {}
             try:
                 for i in indices:
-                    state = self.claim(kind, configs[i], code=code)
+                    state = self.claim(kind, configs[i], code=codes[i])
                     if state == "leased":
                         held.append(i)
                     elif state == "done":
-                        results[i] = self.get(kind, configs[i], code=code)
+                        results[i] = self.get(kind, configs[i], code=codes[i])
                         bar.update()
                     elif executor is None:
                         finish(i, lambda: fn(configs[i]))

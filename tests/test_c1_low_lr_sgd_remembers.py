@@ -120,9 +120,9 @@ def test_an_adequately_powered_tier_states_its_rates():
 def test_stability_judges_two_disjoint_seed_halves_and_says_whether_they_agree():
     groups = group_runs(group(accuracy=REMEMBERS, seeds=SEEDS8))
     halves = CLAIM.halves(groups)
-    assert [h for h, _ in halves] == [[0, 1, 2, 3], [4, 5, 6, 7]] and [v for _, v in halves] == ["agrees"] * 2
+    assert [h for h, _ in halves] == [[0, 1, 2, 3], [4, 5, 6, 7]] and [v for _, v in halves] == [{"": "agrees"}] * 2
     ev = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8))
-    ev.data["halves"] = halves
+    ev.data["halves"] = [(part, verdicts[""]) for part, verdicts in halves]
     v = judged(CLAIM, ev)
     assert "same verdict on seeds 0-3 (agrees) and 4-7 (agrees)" in v.reason
     ev.data["halves"] = [([0, 1, 2, 3], "agrees"), ([4, 5, 6, 7], "inconclusive")]

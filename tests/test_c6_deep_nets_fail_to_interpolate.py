@@ -1,5 +1,6 @@
 """C6 (deep ResNets at large sigma_w fail to interpolate): the rule on synthetic records."""
 
+import pytest
 from spec_b_records import group
 
 from implicitbias.claims.c6_deep_nets_fail_to_interpolate import CLAIM
@@ -85,3 +86,47 @@ def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
     curves_figure(Context(store=None, out=tmp_path, progress=False), [summary], "c6_init")
     rows = (tmp_path / "figures" / "c6_init.csv").read_text().splitlines()
     assert len(rows) == 1 + 4 and all(",2.5,0," not in r for r in rows)
+
+
+def test_rate_difference_is_newcombes_hybrid_score_interval():
+    """Newcombe (1998), Stat Med 17:873, Table II example (a): 56/70 - 48/80 = 0.2000, method 10
+    interval 0.0524 to 0.3339."""
+    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import rate_difference
+
+    d, lo, hi = rate_difference(56, 70, 48, 80)
+    assert d == pytest.approx(0.2) and lo == pytest.approx(0.0524, abs=6e-5) and hi == pytest.approx(0.3339, abs=6e-5)
+
+
+def test_the_exact_rates_of_the_count_rule_against_simulated_tiers():
+    import numpy as np
+
+    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import FLIP, rates
+
+    rng = np.random.default_rng(4)
+    n, sims = 2, 200_000
+    for p_large, rate in ((FLIP, "disagree_true"), (1 - FLIP, "agree_false")):
+        small, large = rng.binomial(n, 1 - FLIP, sims), rng.binomial(n, p_large, sims)
+        agree, disagree = (small == n) & (large == 0), (small == n) & (large == n)
+        got = disagree.mean() if rate == "disagree_true" else agree.mean()
+        assert got == pytest.approx(getattr(rates(n), rate), abs=4 * (got / sims) ** 0.5 + 1e-5)
+        if rate == "disagree_true":
+            assert 1 - agree.mean() - got == pytest.approx(rates(n).inconclusive_true, abs=0.005)
+
+
+def test_the_coverage_of_the_interval_against_exact_enumeration():
+    from scipy.stats import binom
+
+    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import coverage, rate_difference
+
+    n, p1, p2 = 5, 0.8, 0.3
+    exact = sum(binom.pmf(a, n, p1) * binom.pmf(b, n, p2) for a in range(n + 1) for b in range(n + 1)
+                if rate_difference(a, n, b, n)[1] <= p1 - p2 <= rate_difference(a, n, b, n)[2])
+    got = coverage(p1, p2, n, sims=20_000)
+    assert got == pytest.approx(exact, abs=4 * (exact * (1 - exact) / 20_000) ** 0.5)
+
+
+def test_not_run_states_the_rules_rates_at_the_full_tiers_seeds():
+    v = CLAIM.judge(CLAIM.measure(None, CLAIM.config("default"))[0])
+    e = v.numbers["estimate"]
+    assert v.verdict == "not run" and e.n == 3 and e.agree_false == pytest.approx(0.9**3 * 0.1**3)
+    assert "P(agrees | false)" in v.measured

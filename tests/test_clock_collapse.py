@@ -111,3 +111,34 @@ def test_collapse_compares_every_predictor_with_the_reference():
 def test_collapse_refuses_bad_predictors(bad):
     with pytest.raises(ParameterError):
         collapse({**bad, "epochs": [1.0, 2.0, 3.0]}, [1.0, 2.0, 3.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=9),
+       st.lists(st.floats(0.5, 4, allow_nan=False), min_size=9, max_size=9), st.booleans())
+def test_isotonic_rows_is_scipys_pool_adjacent_violators(means, weights, increasing):
+    """The max-min formula, vectorised over rows, against scipy's PAVA one vector at a time."""
+    from scipy.optimize import isotonic_regression
+
+    from implicitbias.numerics.metrics.clock_collapse import isotonic_rows
+
+    m, w = np.array(means), np.array(weights[: len(means)])
+    rows = np.stack([m, -m[::-1], m * 2 + 1])
+    got = isotonic_rows(rows, w, np.array([increasing, not increasing, increasing]))
+    for row, inc, fit in zip(rows, [increasing, not increasing, increasing], got):
+        np.testing.assert_allclose(fit, isotonic_regression(row, weights=w, increasing=inc).x, atol=1e-9)
+
+
+def test_held_out_errors_of_rows_are_the_rows_held_out_one_at_a_time():
+    rng = np.random.default_rng(3)
+    x = np.exp(np.round(rng.normal(size=9), 1))
+    x[4] = x[2]  # tied predictor values pool
+    rows = rng.normal(size=(6, 9))
+    rows[1] = 2.0  # a constant row (no direction)
+    masks, _ = half_splits(9)
+    error, predicted, every = held_out_errors(x, rows, masks)
+    for i, y in enumerate(rows):
+        e, p, a = held_out_errors(x, y, masks)
+        np.testing.assert_allclose(error[i], e, atol=1e-12)
+        np.testing.assert_allclose(predicted[i], p, atol=1e-12)
+        np.testing.assert_allclose(np.sort(every[i]), np.sort(a), atol=1e-12)

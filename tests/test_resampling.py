@@ -119,6 +119,17 @@ def test_mean_ci_against_a_percentile_bootstrap_drawn_here(level):
     assert r["lo"] == pytest.approx(lo, abs=0.08) and r["hi"] == pytest.approx(hi, abs=0.08)
 
 
+def test_mean_ci_rows_is_mean_ci_row_by_row_and_nests_its_levels():
+    rows = np.random.default_rng(8).normal(size=(5, 9))
+    (lo, hi), (wlo, whi) = rs.mean_ci_rows(rows, (0.95, 0.99), seed=2)
+    for i, row in enumerate(rows):
+        one = rs.mean_ci(row.tolist(), seed=2)
+        assert (one["lo"], one["hi"]) == pytest.approx((lo[i], hi[i]), abs=1e-12)
+        lo_, hi_ = _percentile_bootstrap(row, 0.95)
+        assert lo[i] == pytest.approx(lo_, abs=0.1) and hi[i] == pytest.approx(hi_, abs=0.1)
+    assert np.all(wlo <= lo) and np.all(hi <= whi) and np.all(wlo < whi)
+
+
 def test_bootstrap_edge_cases():
     two = rs.mean_ci([1.0, 3.0])  # two seeds already resample: a real interval
     assert two["lo"] < two["estimate"] == 2.0 < two["hi"]

@@ -23,6 +23,7 @@ from concurrent.futures import Executor
 
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
+from implicitbias.validation import external
 from implicitbias.validation import run as run_mod
 from implicitbias.validation.groups import MEMBER_KEYS, group_by_setting, setting_key
 from implicitbias.validation.precision import parameter_dtype
@@ -99,17 +100,24 @@ def train_ensembles(configs: Sequence[Mapping], store, *, executor: Executor | N
     options = dict(options or {})
     on_cpu = run_mod.resolve_device(options.get("device")).type == "cpu"
     cap = options.pop("max_members", MAX_CPU_MEMBERS if on_cpu else None)
-    code = store.code_of(run_mod.execute)  # members are stored as ordinary runs of the same code
-    records = [store.get(run_mod.KIND, c, code=code) for c in configs]
+    code = run_mod.run_codes(store)
+    records = [store.get(run_mod.KIND, c, code=code(c)) for c in configs]
     missing = [c for c, r in zip(configs, records) if r is None]
     todo = sorted(ensembles(missing, cap), key=_cost, reverse=True)
     fn = functools.partial(execute_group, options=options)
-    results = store.map(GROUP_KIND, fn, [{"runs": g} for g in todo], executor=executor, progress=progress, desc=desc)
+    results = store.map(GROUP_KIND, fn, [{"runs": g} for g in todo], executor=executor, progress=progress, desc=desc,
+                        code=functools.partial(_group_code, store))
     for group, result in zip(todo, results):
-        for config, record in zip(group, result["records"]):
-            store.put(run_mod.KIND, config, record, code=code)
+        for config, record in zip(group, result["records"]):  # members are stored as ordinary runs of the same code
+            store.put(run_mod.KIND, config, record, code=code(config))
     # only the runs that were missing are read back: what was found stays as it was read
-    return [r if r is not None else store.get(run_mod.KIND, c, code=code) for c, r in zip(configs, records)]
+    return [r if r is not None else store.get(run_mod.KIND, c, code=code(c)) for c, r in zip(configs, records)]
+
+
+def _group_code(store, group: Mapping) -> str:
+    """The code of an ensemble: :func:`execute_group`'s with the user modules its runs name (one
+    model and one data set for every member)."""
+    return store.code_of(execute_group, modules=external.modules(group["runs"][0]))
 
 
 def run_groups(spec, store, *, executor: Executor | None = None, progress: bool = True,

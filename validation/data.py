@@ -45,6 +45,7 @@ __all__ = [
     "read_cifar10",
     "read_mnist",
     "load_dataset",
+    "split_dataset",
     "dataset_path_problem",
     "DataUnavailable",
     "SYSTEM_DATA_ENV",
@@ -300,7 +301,27 @@ def load_dataset(
     """
     params.choice("dataset", name, DATASETS)
     seed = params.integer("data_seed", seed, minimum=0)
-    (xtr, ytr, xte, yte), k = _raw(name, path, size, seed)
+    arrays, k = _raw(name, path, size, seed)
+    return split_dataset(name, arrays, k, seed=seed, val_size=val_size, train_size=train_size, test_size=test_size)
+
+
+def split_dataset(
+    name: str,
+    arrays: tuple,
+    num_classes: int,
+    *,
+    seed: int = 0,
+    val_size: int | None = None,
+    train_size: int | None = None,
+    test_size: int | None = None,
+) -> ImageData:
+    """``arrays = (x_train, y_train, x_test, y_test)`` (inputs N x C x H x W, integer labels) split and
+    standardised as :func:`load_dataset` describes: the validation split is the first ``val_size``
+    of a ``seed`` permutation of the training arrays, ``train_size`` and ``test_size`` keep subsets,
+    and every split is standardised per channel with training-split mean/std.  Shared by the
+    built-in data sets and the loaders of ``implicitbias.validation.external``."""
+    xtr, ytr, xte, yte = arrays
+    k = num_classes
     n = len(ytr)
     if val_size is None:
         val_size = 5000 if n >= 50000 else max(1, n // 10)

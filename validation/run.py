@@ -25,7 +25,9 @@ leave it out of spreads and fits.
 
 Initialisation: every kernel sigma_w x He normal with the run's seed (the same draw for every
 sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.validation.init``).  The seed also
-drives the minibatch order and augmentation.  Runtime options that do not change the numbers
+drives the minibatch order and augmentation.  ``arch`` and ``dataset`` may also name a model factory
+and a data loader of your own (``"package.module:name"``; the contract is ``validation.external``'s),
+whose runs are stored under a code fingerprint that covers that module too (:func:`run_codes`).  Runtime options that do not change the numbers
 (device, threads, channels_last, compile) are passed apart from the config and not hashed.
 """
 
@@ -45,6 +47,7 @@ from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
+from implicitbias.validation import external
 from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
 from implicitbias.validation.groups import group_by_setting
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
@@ -52,7 +55,7 @@ from implicitbias.validation.precision import parameter_dtype
 from implicitbias.validation.trainers import Trainer, trainer_for
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
-           "divergence", "build", "require_data"]
+           "divergence", "build", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -99,7 +102,7 @@ def canonical_config(config: Mapping) -> dict:
     if unknown:
         raise params.ParameterError(f"run config key must be one of {', '.join(DEFAULTS)}; got {unknown[0]!r}")
     c = {**DEFAULTS, **config}
-    params.choice("dataset", c["dataset"], DATASETS)
+    external.check("dataset", c["dataset"], DATASETS, external.LOADER)
     if c["data_path"] is not None and not isinstance(c["data_path"], str):
         raise params.ParameterError(f"data_path must be a path (a string), got {c['data_path']!r}")
     c["data_seed"] = params.seed("data_seed", c["data_seed"])
@@ -108,12 +111,16 @@ def canonical_config(config: Mapping) -> dict:
             c[key] = params.integer(key, c[key], minimum=2, maximum=10**8)
     c["crop_padding"] = params.integer("crop_padding", c["crop_padding"], minimum=0, maximum=64)
     c["flip"] = bool(c["flip"])
-    params.choice("arch", c["arch"], ARCHITECTURES)
+    external.check("arch", c["arch"], ARCHITECTURES, external.FACTORY)
     c["width"] = params.real("width", c["width"], minimum=0.0, maximum=64.0, open_minimum=True)
     c["head_depth"] = params.integer("head_depth", c["head_depth"], minimum=1, maximum=64)
     if c["head_width"] is not None:
         c["head_width"] = params.integer("head_width", c["head_width"], minimum=1, maximum=1 << 16)
     params.choice("head_activation", c["head_activation"], HEAD_ACTIVATIONS)
+    for key in ("head_depth", "head_width", "head_activation") if external.is_reference(c["arch"]) else ():
+        if c[key] != DEFAULTS[key]:
+            raise params.ParameterError(f"{key} must stay unset with a model factory (arch {c['arch']!r} builds its own "
+                                        f"head); it shapes the heads of {', '.join(ARCHITECTURES)}")
     c["sigma_w"] = params.real("sigma_w", c["sigma_w"], minimum=0.0, maximum=1e3, open_minimum=True)
     c["scale_head"] = bool(c["scale_head"])
     params.choice("optimizer", c["optimizer"], OPTIMIZERS)
@@ -133,6 +140,10 @@ def canonical_config(config: Mapping) -> dict:
 
 @functools.lru_cache(maxsize=4)
 def _cached_dataset(name, path, seed, size, train_size, val_size, test_size) -> ImageData:
+    if external.is_reference(name):
+        return external.load_data(
+            name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size
+        )
     return load_dataset(
         name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size
     )
@@ -143,7 +154,8 @@ def require_data(configs) -> None:
     ``DataUnavailable`` that says where they were looked for and how to get them otherwise.  A
     config is checked here, when its run is about to need the data, never when it is read."""
     for dataset, path in {(c["dataset"], c["data_path"]) for c in configs}:
-        locate(dataset, path)
+        if not external.is_reference(dataset):  # a loader finds its own files
+            locate(dataset, path)
 
 
 def dataset_for(config: Mapping) -> ImageData:
@@ -172,11 +184,16 @@ def resolve_device(device: str | None) -> torch.device:
 
 
 def build(config: Mapping, data: ImageData, device: torch.device, dtype: torch.dtype, *, channels_last: bool = False):
-    """The initialised model of a canonical config on ``device`` (sigma_w x He normal, seed)."""
-    model = build_model(
-        config["arch"], data.shape, data.num_classes, width=config["width"], head_depth=config["head_depth"],
-        head_width=config["head_width"], head_activation=config["head_activation"],
-    )
+    """The initialised model of a canonical config on ``device`` (sigma_w x He normal, seed); a model
+    factory's (``arch = "module:factory"``, ``validation.external``) gets the same initialisation."""
+    if external.is_reference(config["arch"]):
+        model = external.build_model(config["arch"], data.shape, data.num_classes, width=config["width"],
+                                     seed=config["seed"])
+    else:
+        model = build_model(
+            config["arch"], data.shape, data.num_classes, width=config["width"], head_depth=config["head_depth"],
+            head_width=config["head_width"], head_activation=config["head_activation"],
+        )
     scale_init_(model, config["sigma_w"], scale_head=config["scale_head"], seed=config["seed"])
     model = model.to(device, dtype)
     return model.to(memory_format=torch.channels_last) if channels_last else model
@@ -368,6 +385,23 @@ def train(
         )
         records.append({"status": "diverged" if epoch is not None else "done", "summary": summary, "history": h})
     return records
+
+
+def run_codes(store) -> Callable[[Mapping], str]:
+    """``code(config)``: the code fingerprint a run of canonical ``config`` is stored under, that of
+    :func:`execute` together with the user modules its ``arch`` and ``dataset`` name
+    (``validation.external``), so editing a model factory or a data loader recomputes its runs.
+    Computed once per set of modules for the configs of one sweep (the files are read when it is
+    first asked: take a new one after editing them)."""
+    memo: dict[tuple[str, ...], str] = {}
+
+    def code(config: Mapping) -> str:
+        modules = external.modules(config)
+        if modules not in memo:
+            memo[modules] = store.code_of(execute, modules=modules)
+        return memo[modules]
+
+    return code
 
 
 def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callable[[int, dict], None] | None = None) -> dict:

@@ -41,6 +41,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import tomllib
 from collections.abc import Mapping
 from concurrent.futures import Executor
@@ -50,6 +51,7 @@ from pathlib import Path
 
 from implicitbias.theory import params
 from implicitbias.theory.clocks import MAX_STEPS, steps_per_epoch
+from implicitbias.validation import external
 from implicitbias.validation import run as run_mod
 
 __all__ = ["Spec", "load_spec", "check_data", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
@@ -143,11 +145,26 @@ def _axes(table: Mapping) -> list[dict]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 
+def _importable_beside(path: Path, tables: list[Mapping]) -> None:
+    """Put the folder of spec file ``path`` at the end of ``sys.path`` when its ``tables`` (base and
+    grid blocks) name a model factory or a data loader (``validation.external``), so a module beside
+    the spec is found (by worker processes too: a spawned worker starts with its parent's ``sys.path``)."""
+    values = [v for t in tables for k in ("arch", "dataset") for v in _listed(t.get(k))]
+    folder = str(path.resolve().parent)
+    if any(external.is_reference(v) for v in values) and folder not in sys.path:
+        sys.path.append(folder)
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
 def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | None = None) -> Spec:
     """Parse, expand and validate a spec (a TOML path, a packaged spec name, or a parsed dict).
 
     Relative ``data_path`` entries are taken relative to ``data_root`` (default: the spec's
-    folder).  Every run is canonicalised before this returns; no data file is touched (the
+    folder).  ``arch`` and ``dataset`` may name a model factory and a data loader of your own
+    (``"package.module:name"``, ``validation.external``); a spec file's folder is importable for them.  Every run is canonicalised before this returns; no data file is touched (the
     checks that need the data are :func:`check_data`'s).
     """
     path = None
@@ -171,6 +188,8 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
     _check_types(base, "base")
     for i, block in enumerate(blocks):
         _check_types(block, f"grid block {i + 1}")
+    if path is not None:
+        _importable_beside(path, [base, *blocks])
     options = dict(spec.get("options", {}))
     for k, v in options.items():
         if k not in OPTION_KEYS:
@@ -214,12 +233,18 @@ def check_data(spec: Spec) -> Spec:
     """Check what ``spec``'s runs need of their data, before anything trains: the files are on
     this machine (``DataUnavailable`` says where they were looked for and how to get them), and
     what each run checks before it trains (``run.plan``, once per recipe) and the step cap hold
-    (``ParameterError``).  Returns ``spec``."""
+    (``ParameterError``); a model factory of the user's builds a model that keeps its contract
+    (``validation.external.build_model``, once per factory, width and data set).  Returns ``spec``."""
     run_mod.require_data(spec.configs)
     data = {key: run_mod.dataset_for(c) for key, c in {_data_key(c): c for c in spec.configs}.items()}
     planned = set()
     for config in spec.configs:
         n = len(data[_data_key(config)].y_train)
+        model = (config["arch"], config["width"], _data_key(config))
+        if external.is_reference(config["arch"]) and model not in planned:
+            planned.add(model)
+            d = data[_data_key(config)]
+            external.build_model(config["arch"], d.shape, d.num_classes, width=config["width"], seed=config["seed"])
         recipe = (_data_key(config), *(config[k] for k in _RECIPE))
         if recipe in planned:
             continue
@@ -241,8 +266,9 @@ def _data_key(c: Mapping) -> tuple:
 def sweep_status(spec: Spec, store) -> dict[str, int]:
     """How many runs of the spec are ``done``, ``partial`` (started, interrupted) or ``missing``."""
     counts = {"done": 0, "partial": 0, "missing": 0}
+    code = run_mod.run_codes(store)
     for config in spec.configs:
-        status = store.status(run_mod.KIND, config, code=store.code_of(run_mod.execute))
+        status = store.status(run_mod.KIND, config, code=code(config))
         counts["done" if status == "done" else "partial" if status == "running" else "missing"] += 1
     return counts
 
@@ -272,4 +298,4 @@ def run_sweep(spec: Spec, store, *, executor: Executor | None = None, progress: 
     else:
         fn = functools.partial(run_mod.execute, options=options)
     return store.map(run_mod.KIND, fn, spec.configs, executor=executor, progress=progress, desc=f"sweep {spec.name}",
-                     code=store.code_of(run_mod.execute))
+                     code=run_mod.run_codes(store))

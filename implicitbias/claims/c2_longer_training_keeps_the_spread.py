@@ -52,12 +52,16 @@ class C2(fg.GroupClaim):
         r = fg.roles(groups)
         if r.baseline is None or not r.longer:
             return Evidence("needs low-lr SGD at two horizons", {"short": None}, label)
-        long = r.longer[-1]
-        short_s, long_s = summarise(r.baseline), summarise(long)
-        E, kE = r.baseline.setting["epochs"], long.setting["epochs"]
+        return self.pair_evidence(r.baseline, r.longer[-1], label)
+
+    def pair_evidence(self, short, long, label: str = "") -> Evidence:
+        """The rule's evidence from a group at horizon E and the same setting at kE (the baseline and
+        its longest horizon for the claim; any pair for checks of the rule, benchmarks/c2_other_outcome.py)."""
+        short_s, long_s = summarise(short), summarise(long)
+        E, kE = short.setting["epochs"], long.setting["epochs"]
         data = {"short": short_s, "long": long_s, "ratio": kE / E,
                 "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS}}
-        return Evidence(f"{r.baseline.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
+        return Evidence(f"{short.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
                         f"{short_s['seeds']}", data, label)
 
     def judge(self, evidence: Evidence) -> Verdict:

@@ -16,18 +16,72 @@ the seeds per sigma_w, stated).
   trains fine);
 - inconclusive: the smallest sigma_w does not interpolate in the budget (the budget is too
   small to tell), or mixed outcomes across seeds.
+
+The estimate beside the verdict (issue 19): the difference in interpolation rates, smallest minus
+largest sigma_w, with Newcombe's hybrid-score interval (the two Wilson intervals of
+``scipy.stats.binomtest``, Newcombe 1998 method 10), its coverage measured by 2,000 binomial
+tiers at the measured rates; the permutation p-value is Fisher's exact test (the exact permutation
+test of the 2 x 2 table).  Operating characteristics, exact (binomial; no simulation needed), in
+worlds fixed before any C6 run (benchmarks/RESULTS.md, addendum of issue 19 for C6 and C7): a run
+goes the other way with probability ``FLIP`` = 0.1; claim true: the smallest sigma_w interpolates
+with 0.9 and the largest with 0.1; false: both with 0.9.  With n seeds at each end,
+P(agrees | false) = P(disagrees | true) = 0.9^n 0.1^n, P(agrees | true) = 0.9^2n.  Without the
+deep groups (the default tier) the verdict is ``not run`` and the row states the rule's rates at
+the ``full`` tier's planned seeds.
 """
 
 from __future__ import annotations
 
-from scipy.stats import fisher_exact
+import math
+from dataclasses import replace
+
+import numpy as np
+from scipy.stats import binomtest, fisher_exact
 
 from implicitbias.claims import Evidence, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
+from implicitbias.claims import memory_rules as mr
 from implicitbias.claims.forgetting_figures import curves_figure
 from implicitbias.validation.analysis import summarise
 
 _BLOCKS = ("resnet56", "resnet110")
+FLIP = 0.1  # the OC worlds' chance that a run goes the other way (fixed before any C6 run)
+
+
+def rate_difference(small: int, n_small: int, large: int, n_large: int, level: float = 0.95) -> tuple[float, float, float]:
+    """Interpolation rate at the smallest minus at the largest sigma_w (``small`` of ``n_small`` and
+    ``large`` of ``n_large`` runs interpolate) with Newcombe's hybrid-score interval."""
+    p1, p2 = small / n_small, large / n_large
+    l1, u1 = binomtest(small, n_small).proportion_ci(level, method="wilson")
+    l2, u2 = binomtest(large, n_large).proportion_ci(level, method="wilson")
+    d = p1 - p2
+    return d, d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
+
+
+def coverage(p_small: float, p_large: float, n: int, sims: int = mr.SIMS, seed: int = 0) -> float:
+    """The measured coverage of ``rate_difference``'s interval at true rates ``p_small``, ``p_large``
+    and n seeds at each end (``sims`` binomial tiers)."""
+    rng = np.random.default_rng(seed)
+    truth = p_small - p_large
+    pairs, counts = np.unique(np.stack([rng.binomial(n, p_small, sims), rng.binomial(n, p_large, sims)], 1), axis=0,
+                              return_counts=True)
+    covered = sum(c for (a, b), c in zip(pairs, counts) if rate_difference(a, n, b, n)[1] - 1e-12 <= truth
+                  <= rate_difference(a, n, b, n)[2] + 1e-12)
+    return covered / sims
+
+
+def rates(n: int) -> mr.OC:
+    """The count rule's exact operating characteristics at n seeds per end (module docstring)."""
+    hit, miss = (1 - FLIP) ** n, FLIP**n
+    wrong = hit * miss  # every small run interpolates and, in the true world, every large one too (or none, false)
+    agree_true = hit * hit
+    return mr.OC(wrong, wrong, 1 - agree_true - wrong, 1 - hit * hit - wrong, 0, n)
+
+
+def _estimate(quantity: str, d: float, lo: float, hi: float, cover: float, n: int, p: float, seeds) -> mr.Estimate:
+    oc = rates(n)
+    return mr.Estimate(quantity, d, lo, hi, cover, n, p, oc.agree_false, oc.disagree_true, oc.inconclusive_true,
+                       None, "end", mr.seed_text(seeds) if seeds else "")
 
 
 def _ends(summary: dict) -> dict:
@@ -52,7 +106,8 @@ class C6(fg.GroupClaim):
     section = "validation"
     order = 6
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    thresholds = {}
+    oc_sims = 0  # exact rates (``rates``); set so that the seed halves are judged
+    thresholds = {"min_seeds": fg.MIN_SEEDS}
     configs = {"default": fg.Plan(()), "full": fg.Plan(((fg.FASHION_MNIST, _BLOCKS),))}
 
     def evidence(self, groups, label: str = "") -> Evidence:
@@ -70,15 +125,30 @@ class C6(fg.GroupClaim):
     def judge(self, evidence: Evidence) -> Verdict:
         deep = evidence.data["deep"]
         if not deep:
-            return not_run("no ResNet-56/110 groups (they run in the report's full tier)")
-        parts, verdicts = [], []
+            planned = len(fg.tier(fg.FASHION_MNIST).seeds)
+            oc = rates(planned)
+            return not_run("no ResNet-56/110 groups (they run in the report's full tier)",
+                           f"the rule at the full tier's {planned} seeds per sigma_w (exact): P(agrees | false) "
+                           f"{oc.agree_false:.2g}, P(disagrees | true) {oc.disagree_true:.2g}, P(inconclusive | true) "
+                           f"{oc.inconclusive_true:.2f}",
+                           estimate=_estimate("interpolation rate, smallest - largest sigma_w (not run)", math.nan,
+                                              math.nan, math.nan, math.nan, planned, math.nan, ()))
+        parts, verdicts, estimates = [], [], []
         for s in deep:
             e, arch = s["ends"], s["setting"]["arch"]
             small, large = e["smallest"], e["largest"]
-            n = small["interpolate"] + small["fail"]
+            n, m = small["interpolate"] + small["fail"], large["interpolate"] + large["fail"]
+            d, lo, hi = rate_difference(small["interpolate"], n, large["interpolate"], m)
+            cover = coverage(small["interpolate"] / n, large["interpolate"] / m, min(n, m))
+            estimates.append(_estimate(f"interpolation rate, sigma_w {small['sigma_w']:g} - {large['sigma_w']:g} "
+                                       f"({arch}; Newcombe interval)", d, lo, hi, cover, min(n, m), e["fisher_p"],
+                                       s["seeds"]))
+            oc = rates(min(n, m))
             parts.append(f"{arch}: sigma_w {small['sigma_w']:g} {small['interpolate']}/{n} interpolate, sigma_w "
-                         f"{large['sigma_w']:g} {large['interpolate']}/{large['interpolate'] + large['fail']} "
-                         f"({large['diverged']} diverged); Fisher exact p = {e['fisher_p']:.3g} (n = {n} seeds each)")
+                         f"{large['sigma_w']:g} {large['interpolate']}/{m} ({large['diverged']} diverged); difference "
+                         f"{d:.2f} [{lo:.2f}, {hi:.2f}] (Newcombe, coverage {cover:.3f} at these rates); Fisher exact "
+                         f"p = {e['fisher_p']:.3g} (n = {n} seeds each); exact OC: P(agrees | false) "
+                         f"{oc.agree_false:.2g}, P(disagrees | true) {oc.disagree_true:.2g}")
             if small["fail"] == 0 and large["interpolate"] == 0:
                 verdicts.append("agrees")
             elif small["fail"] == 0 and large["fail"] == 0:
@@ -87,13 +157,19 @@ class C6(fg.GroupClaim):
                 verdicts.append("inconclusive")
         measured = "; ".join(parts)
         archs = [s["setting"]["arch"] for s in deep]
+        # the deciding architecture: the first disagreeing one, else the first not agreeing, else the first
+        order = [i for want in ("disagrees", "inconclusive", "agrees") for i, v in enumerate(verdicts) if v == want]
         if "disagrees" in verdicts:
-            return disagrees("large sigma_w interpolates too: " + ", ".join(a for a, v in zip(archs, verdicts)
-                                                                            if v == "disagrees"), measured)
-        if all(v == "agrees" for v in verdicts):
-            return agrees("every deep net interpolates at the smallest sigma_w and fails at the largest", measured)
-        return inconclusive("mixed outcomes, or the smallest sigma_w does not interpolate in the budget: "
-                            + ", ".join(a for a, v in zip(archs, verdicts) if v == "inconclusive"), measured)
+            verdict = disagrees("large sigma_w interpolates too: " + ", ".join(a for a, v in zip(archs, verdicts)
+                                                                             if v == "disagrees"), measured)
+        elif all(v == "agrees" for v in verdicts):
+            verdict = agrees("every deep net interpolates at the smallest sigma_w and fails at the largest", measured)
+        else:
+            verdict = inconclusive("mixed outcomes, or the smallest sigma_w does not interpolate in the budget: "
+                                   + ", ".join(a for a, v in zip(archs, verdicts) if v == "inconclusive"), measured)
+        stability = fg.stability(evidence.data.get("halves"), verdict.verdict)
+        reason = verdict.reason + (f"; stability: {stability}" if stability else "")
+        return Verdict(verdict.verdict, reason, measured, {"estimate": replace(estimates[order[0]], stability=stability)})
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         deep = evidence.data["deep"]

@@ -34,6 +34,23 @@ own monotone and linear fits.  d = error(clock) - error(strongest) averaged over
   less than ``epoch_ratio``, or a single comparator orders the groups exactly as the clock does
   (the grid cannot tell them apart);
 - not run: no group with a positive clock.
+
+Operating characteristics (issues 19-20; the rule and its thresholds are those of issues 11-12,
+the simulation only adds the underpowered gate, which can turn a verdict into ``inconclusive``
+and never into ``agrees`` or ``disagrees``): two worlds at the grid's own noise, ``SIMS`` tiers
+each.  "True": every group's spread is the clock's law (the better of its two fits, fitted on all
+groups) plus normal noise with the group's own spread noise (its bootstrap CI's width / 3.92);
+"false": the same with the strongest non-clock law.  The whole rule (every law refitted on every
+split, the strongest chosen per tier) on ``SIM_SPLITS`` of its half splits per tier.
+P(agrees | false) and P(disagrees | true) must both be <= ``memory_rules.MAX_WRONG``, else the
+verdict is ``inconclusive (underpowered)`` with the seeds per sigma_w the same simulation needs
+(each group's noise scaled by sqrt(its seeds / n); ``SEARCH_SIMS`` tiers per world per n).  The
+interval of d: percentile bootstrap over groups at the narrowest level of 95%, 97.5%, 99%, 99.5%,
+99.8% whose coverage of E[d] in both worlds reaches 95% (less two Monte Carlo standard errors): the
+bootstrap over groups ignores that groups share splits and noise, and its measured coverage at 95%
+is far below nominal on the toy grid, so it is widened and says so.  Stability: the rule's verdict
+(intervals only) on the first and the second half of each group's seeds, when every group has at
+least 2 x ``MIN_SEEDS``.
 """
 
 from __future__ import annotations
@@ -44,6 +61,8 @@ from dataclasses import dataclass
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
+from implicitbias.claims import memory_rules as mr
+from implicitbias.numerics.metrics import memory_stats as ms
 from implicitbias.validation.analysis import summarise
 from implicitbias.validation.groups import setting_key
 
@@ -56,6 +75,8 @@ PREDICTORS = ("clock", "epochs", "steps")
 # the non-clock predictors C7's clock must beat (module docstring): each in log, monotone and linear fits
 SINGLE = ("epochs", "steps", "lr", "lr_epochs")
 PAIRS = (("lr", "epochs"), ("lr", "steps"))  # two-variable least squares in the logs
+SIM_SPLITS = 100  # half splits per simulated tier (of the rule's <= 1,000): the cost of 2 x 2,000 tiers
+SEARCH_SIMS = 400  # simulated tiers per world at each seed count tried by the seeds-needed search
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,7 @@ def clock_points(groups) -> list[dict]:
         points.append({"label": s["label"], "family": s["family"], "governing": s["governing"], "clock": clock,
                        "epochs": s["horizon"], "steps": s["horizon"] * spe if spe else math.nan,
                        "lr": s["setting"]["lr"], "optimizer": s["setting"]["optimizer"], "spread": s["spread_final"],
+                       "seeds": s["seeds"],
                        "n_diverged": s["n_diverged"], "n_runs": s["n_runs"]})
     return points
 
@@ -96,50 +118,91 @@ def _values(points: Sequence[Mapping], name: str) -> list[float]:
     return [p["lr"] * p["epochs"] if name == "lr_epochs" else p[name] for p in points]
 
 
-def linear_errors(columns: Sequence[Sequence[float]], y: Sequence[float], masks) -> list[float]:
-    """Per group, the mean over the half splits holding it out of |y_g - prediction| of the least-squares
-    fit y = a + sum_i b_i log x_i on the split's fitting half (numpy.linalg.lstsq: minimum-norm when
-    columns are collinear)."""
+@dataclass(frozen=True)
+class Predictor:
+    """One fitted law of the spread: ``label``, its columns (one or two predictors' values per group)
+    and whether it is the monotone law of one log predictor (else linear least squares in the logs)."""
+
+    label: str
+    columns: tuple[tuple[float, ...], ...]
+    monotone: bool
+
+    def held_out(self, y, masks):
+        """Per group (and per row of a (S, n) ``y``) the mean held-out absolute error over ``masks``."""
+        from implicitbias.numerics.metrics.clock_collapse import held_out_errors, linear_errors
+
+        return held_out_errors(self.columns[0], y, masks)[0] if self.monotone else linear_errors(self.columns, y, masks)
+
+    def fitted(self, y: Sequence[float]):
+        """The law fitted on every group, evaluated at every group (a simulated world's means)."""
+        import numpy as np
+
+        from implicitbias.numerics.metrics.clock_collapse import fit_monotone, linear_fit
+
+        if self.monotone:
+            u = np.log(self.columns[0])
+            return fit_monotone(u, y)(u)
+        return linear_fit(self.columns, y)
+
+
+def predictors(points: Sequence[Mapping]) -> tuple[list[Predictor], list[Predictor]]:
+    """The clock's two laws (monotone, linear) and every non-clock law: each ``SINGLE`` predictor with
+    positive values, monotone and linear, and the ``PAIRS`` (linear)."""
+    def both(name):
+        x = (tuple(float(v) for v in _values(points, name)),)
+        label = f"log {name.replace('lr_epochs', 'lr x epochs')}"
+        return [Predictor(f"{label} (monotone)", x, True), Predictor(f"{label} (linear)", x, False)]
+
+    others = [p for name in SINGLE if all(v > 0 for v in _values(points, name)) for p in both(name)]
+    others += [Predictor(f"log {a} + log {b} (linear)", (tuple(_values(points, a)), tuple(_values(points, b))), False)
+               for a, b in PAIRS]
+    return both("clock"), others
+
+
+def _best(errors: Mapping[str, object]):
+    """Per row of the (S, n) error arrays, the name and the errors of the law with the smallest mean."""
     import numpy as np
 
-    X = np.column_stack([np.ones(len(y))] + [np.log(np.asarray(c, dtype=float)) for c in columns])
-    y = np.asarray(y, dtype=float)
-    error, count = np.zeros(len(y)), np.zeros(len(y))
-    for mask in masks:
-        coef = np.linalg.lstsq(X[mask], y[mask], rcond=None)[0]
-        error[~mask] += np.abs(X[~mask] @ coef - y[~mask])
-        count[~mask] += 1
-    return (error / np.maximum(count, 1)).tolist()
+    names = list(errors)
+    stacked = np.stack([errors[k] for k in names])  # (laws, S, n)
+    pick = stacked.mean(-1).argmin(0)
+    return [names[i] for i in pick], stacked[pick, np.arange(stacked.shape[1])]
 
 
-def comparators(points: Sequence[Mapping], test: Mapping) -> dict:
+def differences(clock: Sequence[Predictor], others: Sequence[Predictor], y, masks):
+    """Per row of ``y`` (S, n): d_g = error(clock's better law) - error(strongest non-clock law), with the
+    names of the two laws and every law's errors."""
+    errors = {p.label: p.held_out(y, masks) for p in (*clock, *others)}
+    clock_name, clock_err = _best({p.label: errors[p.label] for p in clock})
+    strongest, strongest_err = _best({p.label: errors[p.label] for p in others})
+    return clock_err - strongest_err, clock_name, strongest, errors
+
+
+def comparators(points: Sequence[Mapping], level: float = 0.95) -> dict:
     """Held-out errors per group of the clock (best of its monotone and linear fits) and of every
     non-clock predictor (``SINGLE``: monotone or linear, whichever is better; ``PAIRS``: linear), on the
-    same half splits as ``test`` (``clock_collapse.collapse``); the strongest comparator and the
-    difference clock - strongest per group with its bootstrap CI over groups."""
+    half splits of ``clock_collapse.collapse``; the strongest comparator and the difference clock -
+    strongest per group with its percentile bootstrap CI over groups at ``level``."""
     import numpy as np
 
-    from implicitbias.numerics.metrics.clock_collapse import half_splits, held_out_errors
-    from implicitbias.numerics.metrics.resampling import mean_ci
+    from implicitbias.numerics.metrics.clock_collapse import half_splits
+    from implicitbias.numerics.metrics.resampling import mean_ci, mean_ci_rows
 
-    y = [p["spread"]["estimate"] for p in points]
+    y = np.array([[p["spread"]["estimate"] for p in points]])
     masks, _ = half_splits(len(points))
-
-    def best_single(name):
-        x = _values(points, name)
-        fits = {"monotone": held_out_errors(x, y, masks)[0].tolist(), "linear": linear_errors([x], y, masks)}
-        fit = min(fits, key=lambda f: np.mean(fits[f]))
-        return f"log {name.replace('lr_epochs', 'lr x epochs')} ({fit})", fits[fit]
-
-    clock_name, clock = best_single("clock")
-    errors = dict(best_single(name) for name in SINGLE if all(v > 0 for v in _values(points, name)))
-    for a, b in PAIRS:
-        errors[f"log {a} + log {b} (linear)"] = linear_errors([_values(points, a), _values(points, b)], y, masks)
-    strongest = min(errors, key=lambda k: np.mean(errors[k]))
-    d = np.asarray(clock) - np.asarray(errors[strongest])
+    clock, others = predictors(points)
+    d, (clock_name,), (strongest,), errors = differences(clock, others, y, masks)
+    shown: dict[str, str] = {}  # each single predictor with its better fit, every pair
+    for p in others:
+        base = p.label.rsplit(" (", 1)[0]
+        if base not in shown or errors[p.label].mean() < errors[shown[base]].mean():
+            shown[base] = p.label
+    (lo, hi), = mean_ci_rows(d, (level,))
+    difference = {"estimate": float(d.mean()), "lo": float(lo[0]), "hi": float(hi[0]), "n": len(points), "level": level}
     tied = [name for name in SINGLE if _same_order(_values(points, name), [p["clock"] for p in points])]
-    return {"clock": clock_name, "clock_error": mean_ci(clock), "errors": {k: mean_ci(v) for k, v in errors.items()},
-            "strongest": strongest, "difference": mean_ci(d.tolist()), "same_order": tied}
+    return {"clock": clock_name, "clock_error": mean_ci(errors[clock_name][0].tolist()),
+            "errors": {k: mean_ci(errors[k][0].tolist()) for k in shown.values()}, "strongest": strongest,
+            "difference": difference, "same_order": tied}
 
 
 def _same_order(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -148,6 +211,89 @@ def _same_order(a: Sequence[float], b: Sequence[float]) -> bool:
     from scipy.stats import rankdata
 
     return bool((rankdata(a) == rankdata(b)).all()) and len(set(a)) > 1
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """C7's simulated operating characteristics (``oc``) at ``level``, the coverage of the interval of
+    d measured in the two worlds (the smaller; ``covered``: it reaches the nominal 95% within two Monte
+    Carlo standard errors at some level tried) and the two worlds' laws."""
+
+    oc: mr.OC
+    coverage: float
+    level: float
+    covered: bool
+    true_law: str
+    false_law: str
+
+
+def spread_noise(point: Mapping) -> float:
+    """The seed noise of a group's spread: its 95% bootstrap CI's width over 2 x 1.96 (normal approximation)."""
+    return (point["spread"]["hi"] - point["spread"]["lo"]) / (2 * 1.959964)
+
+
+def world_means(points: Sequence[Mapping], y, clock: Sequence[Predictor], others: Sequence[Predictor],
+                true_law: str, false_law: str):
+    """The group means of the two simulated worlds: the same values (the fitted values of whichever of
+    the clock's law and the strongest non-clock law varies more), ordered by the clock (falling as
+    the data's Spearman rho says, falling when it is 0; equal clocks get equal values) in the "true"
+    world and by the strongest law's fitted values in the "false" one."""
+    import numpy as np
+    from scipy.stats import rankdata, spearmanr
+
+    laws = {p.label: p for p in (*clock, *others)}
+    fitted = [laws[true_law].fitted(y), laws[false_law].fitted(y)]
+    values = np.sort(max(fitted, key=np.var))
+    clocks = np.array([p["clock"] for p in points])
+    rho = spearmanr(clocks, y).statistic if np.ptp(y) > 0 else 0.0
+    positions = np.arange(len(y))
+
+    def arranged(key):  # the value at each group's (average, for ties) rank of key
+        return np.interp(rankdata(key) - 1, positions, values)
+
+    return arranged(clocks if rho > 0 else -clocks), arranged(fitted[1])
+
+
+def simulate(points: Sequence[Mapping], margin: float, sims: int = mr.SIMS, seed: int = 0, n: int | None = None,
+             level: float | None = None) -> Simulation:
+    """Operating characteristics of C7's rule on this grid (module docstring, "Operating characteristics").
+
+    World "true": each group's spread is the clock's law fitted on all groups plus normal noise of the
+    group's own spread noise (``spread_noise``); world "false": the same with the strongest non-clock law.
+    ``sims`` tiers per world, the rule on ``SIM_SPLITS`` of its half splits (drawn at random); ``n`` seeds
+    per sigma_w scales each group's noise by sqrt(its seeds / n).  Without ``level``, the narrowest level of
+    ``ms.TAILS`` whose coverage of E[d] reaches 95% minus two Monte Carlo standard errors in both worlds."""
+    import numpy as np
+
+    from implicitbias.numerics.metrics.clock_collapse import half_splits
+    from implicitbias.numerics.metrics.resampling import mean_ci_rows
+
+    y = np.array([p["spread"]["estimate"] for p in points])
+    own = np.array([len(p["seeds"]) for p in points], dtype=float)
+    noise = np.array([spread_noise(p) for p in points]) * (np.sqrt(own / n) if n else 1.0)
+    masks, _ = half_splits(len(points))
+    clock, others = predictors(points)
+    _, (true_law,), (false_law,), _ = differences(clock, others, y[None], masks)
+    rng = np.random.default_rng(seed)
+    if len(masks) > SIM_SPLITS:
+        masks = masks[np.sort(rng.choice(len(masks), SIM_SPLITS, replace=False))]
+    levels = (level,) if level else tuple(1 - 2 * t for t in ms.TAILS)
+    worlds = []
+    for mean in world_means(points, y, clock, others, true_law, false_law):
+        d = differences(clock, others, mean + noise * rng.standard_normal((sims, len(y))), masks)[0]
+        cis = mean_ci_rows(d, levels, seed)
+        truth = d.mean()
+        worlds.append((cis, [float(np.mean((lo <= truth) & (truth <= hi))) for lo, hi in cis]))
+    tol = 2 * math.sqrt(0.95 * 0.05 / sims)
+    cover = [min(a, b) for a, b in zip(worlds[0][1], worlds[1][1])]
+    pick = 0 if level else next((i for i, c in enumerate(cover) if c >= 0.95 - tol), len(levels) - 1)
+    rates = []
+    for cis, _ in worlds:
+        lo, hi = cis[pick]
+        agree = hi < 0  # the rule's order: agrees first, then disagrees
+        rates += [float(np.mean(agree)), float(np.mean((lo > -margin) & ~agree))]
+    oc = mr.OC(rates[2], rates[1], 1 - rates[0] - rates[1], 1 - rates[2] - rates[3], sims, n or int(own.min()))
+    return Simulation(oc, cover[pick], levels[pick], cover[pick] >= 0.95 - tol, true_law, false_law)
 
 
 def collapse_groups(ctx, plan: CollapsePlan) -> list:
@@ -170,7 +316,10 @@ class C7(fg.GroupClaim):
     section = "collapse"
     order = 7
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
+    oc_sims = mr.SIMS
     thresholds = {
+        "min_seeds": Threshold(2, "seeds per group in each half of the stability check: a seed-mean spread needs two "
+                                  "seeds to average any noise (C7 fits no ANOVA)"),
         "min_groups": Threshold(6, "groups per family: a half split then fits the monotone law on 3 groups and predicts "
                                    "3, the fewest that can show a trend and test it"),
         "epoch_ratio": Threshold(4, "largest over smallest epoch count in the family: the collapse grids vary epochs "
@@ -211,7 +360,7 @@ class C7(fg.GroupClaim):
             data["ordering"] = stratified_rank_test([([round(math.log(p["clock"]), 9) for p in points], y)])
             data["test"] = collapse({k: [p[k] for p in points] for k in predictors}, y, reference="epochs")
             if all("lr" in p for p in points):
-                data["comparators"] = comparators(points, data["test"])
+                data["comparators"] = comparators(points)
         name = f"{label}: {family}" if label else family
         return Evidence(f"{family} family ({FAMILY_CLOCK[family]}), {len(points)} groups: held-out end-of-training "
                         f"spread from a monotone law in log {FAMILY_CLOCK[family]} vs in log epochs", data, name)
@@ -220,45 +369,74 @@ class C7(fg.GroupClaim):
         d = evidence.data
         if not d["points"]:
             return not_run("no groups with a positive governing clock")
-        n = len(d["points"])
-        epochs = [p["epochs"] for p in d["points"]]
+        points = d["points"]
+        n = len(points)
+        epochs = [p["epochs"] for p in points]
         ratio = max(epochs) / min(epochs)
         if n < self.threshold("min_groups") or "comparators" not in d:
             return inconclusive(f"{n} groups in the {d['family']} family, fewer than {self.threshold('min_groups'):g}",
                                 f"{n} groups", n=n)
         t, c = d["test"], d["comparators"]
+        margin = self.threshold("margin")
+        grid = ""
+        if ratio < self.threshold("epoch_ratio"):
+            grid = (f"epochs span {ratio:.3g}x, less than {self.threshold('epoch_ratio'):g}x: the clock cannot be told "
+                    "from the epoch count")
+        elif c["same_order"]:
+            grid = (f"the clock orders the groups exactly as {', '.join(c['same_order'])} does: the grid cannot tell "
+                    "them apart")
+        sim = simulate(points, margin, self.oc_sims) if self.oc_sims and not grid else None
+        if sim is not None and sim.level != c["difference"]["level"]:
+            c = comparators(points, sim.level)
         diff, strongest = c["difference"], c["strongest"]
         errors = ", ".join(f"{k} {fg.fmt_ci(v, ' pts', seeds=False)}" for k, v in c["errors"].items())
         o = d["ordering"]
-        measured = (f"{n} groups, epochs {min(epochs):g}-{max(epochs):g}; held-out error: clock, {c['clock']} "
-                    f"{fg.fmt_ci(c['clock_error'], ' pts', seeds=False)}; {errors}; strongest non-clock predictor: "
-                    f"{strongest}; clock - strongest {fg.fmt_ci(diff, ' pts', seeds=False)} (95% CI over groups; the "
-                    f"strongest chosen on the same splits, which favours it); {t['splits']} "
-                    f"{'(all)' if t['exact'] else 'random'} half splits; Spearman rho(log clock, spread) "
-                    f"{o['rho'][0]:.2f}, {'exact' if o['exact'] else 'Monte Carlo'} permutation p {o['p_less']:.3g} (falling)")
-        from implicitbias.claims.memory_rules import Estimate
-
-        estimate = Estimate(f"held-out error, clock - strongest non-clock predictor ({strongest}; pts; {n} groups, "
-                            "CI over groups)", diff["estimate"], diff["lo"], diff["hi"], p=o["p_less"])
-        numbers = {"estimate": estimate, "n": n, "difference": diff["estimate"], "lo": diff["lo"], "hi": diff["hi"],
-                   "strongest": strongest, "error_clock": c["clock_error"]["estimate"],
-                   "error_strongest": c["errors"][strongest]["estimate"],
-                   "error_epochs": t["predictors"]["epochs"]["error"]["estimate"], "epoch_ratio": ratio}
-        if ratio < self.threshold("epoch_ratio"):
-            return inconclusive(f"epochs span {ratio:.3g}x, less than {self.threshold('epoch_ratio'):g}x: the clock "
-                                "cannot be told from the epoch count", measured, **numbers)
-        if c["same_order"]:
-            return inconclusive(f"the clock orders the groups exactly as {', '.join(c['same_order'])} does: the grid "
-                                "cannot tell them apart", measured, **numbers)
-        margin = self.threshold("margin")
-        if diff["hi"] < 0:
-            return agrees(f"the clock predicts held-out spreads better than every non-clock predictor (the strongest, "
-                          f"{strongest}: CI of the difference below 0)", measured, **numbers)
-        if diff["lo"] > -margin:
-            return disagrees(f"the clock does not predict held-out spreads even {margin:g} point better than {strongest} "
-                             f"(CI of the difference above -{margin:g})", measured, **numbers)
-        return inconclusive(f"the CI of the difference from {strongest} straddles 0 and -{margin:g} points", measured,
-                            **numbers)
+        seeds = sorted({s for p in points for s in p["seeds"]})
+        measured = (f"{n} groups, epochs {min(epochs):g}-{max(epochs):g}, seeds {fg.span(seeds)}; held-out error: "
+                    f"clock, {c['clock']} {fg.fmt_ci(c['clock_error'], ' pts', seeds=False)}; {errors}; strongest "
+                    f"non-clock predictor: {strongest}; clock - strongest {fg.fmt_ci(diff, ' pts', seeds=False)} "
+                    f"({100 * diff['level']:g}% percentile bootstrap over groups; the strongest chosen on the same "
+                    f"splits, which favours it); {t['splits']} {'(all)' if t['exact'] else 'random'} half splits; "
+                    f"Spearman rho(log clock, spread) {o['rho'][0]:.2f}, {'exact' if o['exact'] else 'Monte Carlo'} "
+                    f"permutation p {o['p_less']:.3g} (falling)")
+        if sim is not None:
+            oc = sim.oc
+            measured += (f"; simulated ({oc.sims} tiers per world, n = {oc.n}, {SIM_SPLITS} half splits each; worlds: "
+                         f"{sim.true_law} / {sim.false_law} plus each group's spread noise): P(agrees | false) "
+                         f"{oc.agree_false:.3f}, P(disagrees | true) {oc.disagree_true:.3f}, P(inconclusive | true) "
+                         f"{oc.inconclusive_true:.3f}; coverage of the interval {sim.coverage:.3f}"
+                         + ("" if sim.covered else " (below 95% at every level tried)"))
+        numbers = {"n": n, "difference": diff["estimate"], "lo": diff["lo"], "hi": diff["hi"], "strongest": strongest,
+                   "error_clock": c["clock_error"]["estimate"], "error_strongest": c["errors"][strongest]["estimate"],
+                   "error_epochs": t["predictors"]["epochs"]["error"]["estimate"], "epoch_ratio": ratio,
+                   "simulation": sim}
+        if grid:
+            verdict = inconclusive(grid, measured, **numbers)
+        elif diff["hi"] < 0:
+            verdict = agrees(f"the clock predicts held-out spreads better than every non-clock predictor (the "
+                             f"strongest, {strongest}: CI of the difference below 0)", measured, **numbers)
+        elif diff["lo"] > -margin:
+            verdict = disagrees(f"the clock does not predict held-out spreads even {margin:g} point better than "
+                                f"{strongest} (CI of the difference above -{margin:g})", measured, **numbers)
+        else:
+            verdict = inconclusive(f"the CI of the difference from {strongest} straddles 0 and -{margin:g} points",
+                                   measured, **numbers)
+        needed = None
+        if sim is not None and sim.oc.wrong > float(mr.MAX_WRONG):
+            needed = mr.seeds_needed(lambda k: simulate(points, margin, SEARCH_SIMS, n=k, level=sim.level).oc, sim.oc.n)
+            verdict = inconclusive(f"underpowered (P(agrees | false) {sim.oc.agree_false:.3f}, P(disagrees | true) "
+                                   f"{sim.oc.disagree_true:.3f} > {float(mr.MAX_WRONG):g}; rule gave {verdict.verdict}; "
+                                   f"seeds needed: {needed or '> 64'})", measured, **numbers)
+        stability = fg.stability(d.get("halves"), verdict.verdict)
+        oc = sim.oc if sim else None
+        nan = math.nan
+        estimate = mr.Estimate(f"held-out error, clock - strongest non-clock predictor ({strongest}; pts; {n} groups, "
+                               "CI over groups)", diff["estimate"], diff["lo"], diff["hi"],
+                               sim.coverage if sim else nan, min(len(p["seeds"]) for p in points), o["p_less"],
+                               oc.agree_false if oc else nan, oc.disagree_true if oc else nan,
+                               oc.inconclusive_true if oc else nan, needed, "end", mr.seed_text(seeds), stability)
+        reason = verdict.reason + (f"; stability: {stability}" if stability else "")
+        return Verdict(verdict.verdict, reason, verdict.measured, {**verdict.numbers, "estimate": estimate})
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         from implicitbias.claims.forgetting_figures import collapse_figure

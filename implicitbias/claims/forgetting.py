@@ -47,7 +47,7 @@ from implicitbias.validation import run as run_mod
 
 __all__ = [
     "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "GroupClaim", "Roles", "roles",
-    "measure_groups", "MIN_SEEDS", "DEEP", "fmt_ci", "fmt_failures",
+    "measure_groups", "MIN_SEEDS", "DEEP", "fmt_ci", "fmt_failures", "span", "stability",
     "overview", "judged", "judge_runs", "judge_groups", "memory_verdict",
 ]
 
@@ -163,26 +163,40 @@ class GroupClaim(Claim):
         if hasattr(self, "oc_sims"):
             halves = self.halves(groups, label)
             for e in out:
-                e.data["halves"] = halves
+                e.data["halves"] = [(part, verdicts.get(e.label, "not run")) for part, verdicts in halves]
         return out
 
-    def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], str]]:
-        """Stability: the verdict of the same rule (its intervals, no simulation) on each of two
-        disjoint halves of the seeds, ``[(seeds, verdict), (seeds, verdict)]``; empty with fewer
-        than 2 x ``min_seeds`` seeds."""
-        seeds = sorted({c["seed"] for g in groups for c, _ in g.runs})
-        if len(seeds) < 2 * self.threshold("min_seeds"):
+    def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], dict[str, str]]]:
+        """Stability: the verdicts of the same rule (its intervals, no simulation) on two disjoint
+        halves of the seeds, each group split in its own sorted seeds (the first half of every
+        group's seeds, then the second), ``[(seeds, {evidence label: verdict}), (seeds, {...})]``;
+        empty when a group has fewer than 2 x ``min_seeds`` seeds."""
+        own = [sorted({c["seed"] for c, _ in g.runs}) for g in groups]
+        if not own or min(len(s) for s in own) < 2 * self.threshold("min_seeds"):
             return []
-        half = len(seeds) // 2
         out, saved = [], self.oc_sims
         try:
             self.oc_sims = 0
-            for part in (seeds[:half], seeds[half:]):
-                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g in groups]
-                out.append((part, self.judge(self.evidence(sub, label)).verdict))
+            for first in (True, False):
+                parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
+                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
+                out.append((sorted(set().union(*parts)), {e.label: self.judge(e).verdict for e in self.evidences(sub, label)}))
         finally:
             self.oc_sims = saved
         return out
+
+
+def stability(halves: Sequence | None, verdict: str) -> str:
+    """"same verdict on seeds 10-13 (agrees) and 14-17 (agrees), intervals only", or "not the same
+    verdict ...", from an Evidence's ``halves``; when they could not be judged (a group with fewer
+    than 2 x ``MIN_SEEDS`` seeds) it says so; "" when none were computed (``halves`` None)."""
+    if halves is None:
+        return ""
+    if len(halves) != 2:
+        return f"not judged on seed halves (a group has fewer than 2 x {float(MIN_SEEDS):g} seeds)"
+    (a, va), (b, vb) = halves
+    return (f"{'same verdict' if va == vb == verdict else 'not the same verdict'} on seeds {span(a)} ({va}) and "
+            f"{span(b)} ({vb}), intervals only")
 
 
 def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
@@ -274,18 +288,16 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
     also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())
     reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
               + (f" (differs at {', '.join(differ)})" if differ else ""))
-    stability = ""
-    if halves:
-        (a, va), (b, vb) = halves
-        stability = (f"{'same verdict' if va == vb == decision.verdict else 'not the same verdict'} on seeds "
-                     f"{_span(a)} ({va}) and {_span(b)} ({vb}), intervals only")
-        reason += f"; stability: {stability}"
-    estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stability)
+    stable = stability(halves, decision.verdict)
+    if stable:
+        reason += f"; stability: {stable}"
+    estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stable)
     return Verdict(decision.verdict, reason, measured, {"estimate": estimate, "beside": beside,
                                                         "parts": decision.parts})
 
 
-def _span(seeds: Sequence[int]) -> str:
+def span(seeds: Sequence[int]) -> str:
+    """``10-17`` for consecutive seeds, else ``1, 3, 5``."""
     s = sorted(seeds)
     return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 2 else ", ".join(map(str, s))
 

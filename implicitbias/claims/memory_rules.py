@@ -54,7 +54,7 @@ from implicitbias.numerics.metrics import memory_stats as ms
 __all__ = [
     "PAPER_SGD", "PAPER_MUON", "PAPER_RATIO", "FORGOTTEN", "ALMOST_ZERO", "NOISE", "GROWS", "WORLD", "SIMS",
     "MAX_WRONG", "CALIBRATION_SEEDS", "Part", "OC", "Decision", "side", "combine", "oc_snr", "oc_ratio", "oc_mean",
-    "claim_oc", "seeds_needed", "Estimate", "estimate_of", "snr_part", "ratio_part", "mean_part", "decide", "describe",
+    "claim_oc", "seeds_needed", "Estimate", "estimate_of", "seed_text", "snr_part", "ratio_part", "mean_part", "decide", "describe",
 ]
 
 PAPER_SGD, PAPER_MUON = 26.5, 4.0  # points, ResNet-9 on CIFAR-10 (Spec B s. 2 C1, C3)
@@ -373,14 +373,15 @@ def estimate_of(decision: Decision, checkpoint: str, seeds: Sequence[int]) -> Es
     part, oc = decision.primary, decision.oc
     nan = math.nan
     if part is None:
-        return Estimate("-", nan, nan, nan, checkpoint=checkpoint, seeds=_seed_text(seeds))
+        return Estimate("-", nan, nan, nan, checkpoint=checkpoint, seeds=seed_text(seeds))
     i = part.interval
     return Estimate(part.what, i.estimate, i.lo, i.hi, i.coverage, part.n, part.p,
                     oc.agree_false if oc else nan, oc.disagree_true if oc else nan,
-                    oc.inconclusive_true if oc else nan, decision.needed, checkpoint, _seed_text(seeds))
+                    oc.inconclusive_true if oc else nan, decision.needed, checkpoint, seed_text(seeds))
 
 
-def _seed_text(seeds: Sequence[int]) -> str:
+def seed_text(seeds: Sequence[int]) -> str:
+    """The seeds, and whether they include calibration seeds."""
     seeds = sorted(seeds)
     calibration = sorted(set(seeds) & set(CALIBRATION_SEEDS))
     note = " (includes calibration seeds)" if calibration else (

@@ -10,8 +10,8 @@ def register(sub) -> None:
     p = sub.add_parser(
         "analyse",
         help="judge Spec B's claims C1-C7 on finished sweep runs: spreads with CIs, clocks, verdicts",
-        description="Group the runs of SPEC (TOML file or packaged name) found in the store, or every run in the "
-        "store without SPEC, by setting (everything but sigma_w and seed), and judge claims C1-C7 on them with "
+        description="Group the runs of SPEC (TOML file or packaged name) found in the store, or without SPEC every run of "
+        "the built-in networks and data sets in the store, by setting (everything but sigma_w and seed), and judge claims C1-C7 on them with "
         "the report's rules. Writes analysis.md and figures (PNG + CSV) to --out.",
     )
     p.add_argument("spec", nargs="?", default=None, help="TOML spec file or packaged spec name (default: all runs)")
@@ -23,19 +23,19 @@ def run(args) -> int:
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting import judge_runs
     from implicitbias.store import Store
-    from implicitbias.validation.run import KIND, execute
+    from implicitbias.validation.run import KIND, execute, run_codes
     from implicitbias.validation.sweep import load_spec
 
     out = output_folder("out", args.out, files=("analysis.md",))
     with Store(args.store) as store:
-        code = store.code_of(execute)
         if args.spec:
             spec = load_spec(args.spec)
-            runs = [(c, store.get(KIND, c, code=code)) for c in spec.configs]
+            code = run_codes(store)
+            runs = [(c, store.get(KIND, c, code=code(c))) for c in spec.configs]
             finished = sum(r is not None for _, r in runs)
             title = f"sweep {spec.name}: {finished} of {len(runs)} runs finished"
         else:
-            runs = store.records(KIND, code=code)
+            runs = store.records(KIND, code=store.code_of(execute))  # the built-in models' and data sets' runs
             title = f"all {len(runs)} finished runs in {store.path}"
         out.mkdir(parents=True, exist_ok=True)
         text = judge_runs(Context(store=store, out=out, progress=False), runs, title)

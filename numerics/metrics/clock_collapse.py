@@ -42,7 +42,8 @@ import numpy as np
 from implicitbias.numerics.metrics.resampling import mean_ci
 from implicitbias.theory import params
 
-__all__ = ["MonotoneLaw", "fit_monotone", "explained_variance", "half_splits", "held_out_errors", "collapse",
+__all__ = ["MonotoneLaw", "fit_monotone", "isotonic_rows", "explained_variance", "half_splits", "held_out_errors",
+           "linear_errors", "linear_fit", "collapse",
            "BAND_QUANTILE", "MAX_SPLITS"]
 
 BAND_QUANTILE = 0.9  # the predicted band holds this fraction of the held-out absolute errors
@@ -118,25 +119,105 @@ def half_splits(n: int, max_splits: int = MAX_SPLITS, seed: int = 0) -> tuple[np
     return np.array(masks), False
 
 
-def held_out_errors(x: Sequence[float], y: Sequence[float],
-                    masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def isotonic_rows(means: np.ndarray, weights: np.ndarray, increasing: np.ndarray) -> np.ndarray:
+    """Weighted least-squares monotone fits of every row of ``means`` (S, k) on the same k sorted
+    knots with ``weights`` (k,), non-decreasing where ``increasing`` (S,) else non-increasing.
+
+    The max-min formula (Barlow, Bartholomew, Bremner & Brunk 1972, Thm 1.4):
+    f_i = max_{j <= i} min_{l >= i} Av(j..l), Av the weighted mean of knots j..l; a decreasing fit
+    is minus the increasing fit of -y.  Written here because scipy's ``isotonic_regression`` fits
+    one vector per call and the simulated tiers of C7's operating characteristics fit thousands of
+    rows per split; O(S k^2) memory, meant for the few knots of a fitting half.  Equal to scipy's
+    pool-adjacent-violators to rounding (tests/test_clock_collapse.py).
+    """
+    means = np.asarray(means, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    sign = np.where(np.asarray(increasing, dtype=bool), 1.0, -1.0)[:, None]
+    y = means * sign
+    k = y.shape[1]
+    cw = np.concatenate([[0.0], np.cumsum(w)])
+    cy = np.concatenate([np.zeros((len(y), 1)), np.cumsum(y * w, axis=1)], axis=1)
+    j, l = np.triu_indices(k)
+    avg = np.full((len(y), k, k), np.inf)  # avg[s, j, l] = Av(j..l) for j <= l
+    avg[:, j, l] = (cy[:, l + 1] - cy[:, j]) / (cw[l + 1] - cw[j])
+    suffix_min = np.minimum.accumulate(avg[:, :, ::-1], axis=2)[:, :, ::-1]  # [s, j, i] = min_{l >= i} Av(j..l)
+    below_j, below_i = np.tril_indices(k, -1)
+    suffix_min[:, below_j, below_i] = -np.inf  # the max runs over j <= i only
+    return suffix_min.max(axis=1) * sign
+
+
+def _fit_rows(u: np.ndarray, Y: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``fit_monotone(u, Y[s])(at)`` for every row s of Y (S, m), by ``isotonic_rows``: the same ties,
+    weights and direction (the sign of Spearman's rho of each row)."""
+    from scipy.stats import rankdata
+
+    order = np.argsort(u, kind="stable")
+    tie = np.concatenate([[0], np.cumsum(np.diff(u[order]) > TIE)])
+    counts = np.bincount(tie).astype(float)
+    knots = np.bincount(tie, weights=u[order]) / counts
+    pool = np.zeros((len(u), len(knots)))
+    pool[order, tie] = 1.0 / counts[tie]
+    means = Y @ pool
+    if len(knots) > 1:
+        ru = rankdata(u) - (len(u) + 1) / 2
+        rho = (rankdata(Y, axis=1) - (len(u) + 1) / 2) @ ru
+        rho[np.ptp(Y, axis=1) == 0] = 0.0
+    else:
+        rho = np.zeros(len(Y))
+    fitted = isotonic_rows(means, counts, rho >= 0)
+    basis = np.array([np.interp(at, knots, e) for e in np.eye(len(knots))])  # np.interp is linear in the values
+    return fitted @ basis
+
+
+def held_out_errors(x: Sequence[float], y, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group, the means over the splits holding it out of |f(log x_g) - y_g| and of f(log x_g),
-    f fitted on the split's fitting half; and every (split, held-out group) absolute error."""
+    f the monotone law (``fit_monotone``) fitted on the split's fitting half; and every (split,
+    held-out group) absolute error.  ``y`` is one spread per group (n,), or rows of them (S, n)
+    (simulated tiers), and then every output has a leading axis S."""
     u = np.log(np.asarray(x, dtype=float))
-    y = np.asarray(y, dtype=float)
-    error = np.zeros(len(y))
-    predicted = np.zeros(len(y))
-    count = np.zeros(len(y))
+    Y = np.asarray(y, dtype=float)
+    rows = np.atleast_2d(Y)
+    error = np.zeros(rows.shape)
+    predicted = np.zeros(rows.shape)
+    count = np.zeros(rows.shape[1])
     every = []
     for mask in masks:
-        law = fit_monotone(u[mask], y[mask])
-        guess = law(u[~mask])
-        error[~mask] += np.abs(guess - y[~mask])
-        predicted[~mask] += guess
+        guess = _fit_rows(u[mask], rows[:, mask], u[~mask])
+        miss = np.abs(guess - rows[:, ~mask])
+        error[:, ~mask] += miss
+        predicted[:, ~mask] += guess
         count[~mask] += 1
-        every.append(np.abs(guess - y[~mask]))
+        every.append(miss)
     count = np.maximum(count, 1)
-    return error / count, predicted / count, np.concatenate(every)
+    out = error / count, predicted / count, np.concatenate(every, axis=1)
+    return out if Y.ndim == 2 else tuple(a[0] for a in out)
+
+
+def _design(columns: Sequence[Sequence[float]]) -> np.ndarray:
+    """The least-squares design [1, log x_1, log x_2, ...], one row per group."""
+    return np.column_stack([np.ones(len(columns[0]))] + [np.log(np.asarray(c, dtype=float)) for c in columns])
+
+
+def linear_fit(columns: Sequence[Sequence[float]], y: Sequence[float]) -> np.ndarray:
+    """The least-squares fit y = a + sum_i b_i log x_i on every group, evaluated at every group."""
+    X = _design(columns)
+    return X @ np.linalg.lstsq(X, np.asarray(y, dtype=float), rcond=None)[0]
+
+
+def linear_errors(columns: Sequence[Sequence[float]], y, masks: np.ndarray) -> np.ndarray:
+    """Per group, the mean over the half splits holding it out of |y_g - prediction| of the least-squares
+    fit y = a + sum_i b_i log x_i on the split's fitting half (``numpy.linalg.lstsq``: minimum-norm when
+    columns are collinear); ``y`` (n,) or rows (S, n), as in ``held_out_errors``."""
+    X = _design(columns)
+    Y = np.asarray(y, dtype=float)
+    rows = np.atleast_2d(Y)
+    error, count = np.zeros(rows.shape), np.zeros(rows.shape[1])
+    for mask in masks:
+        coef = np.linalg.lstsq(X[mask], rows[:, mask].T, rcond=None)[0]
+        error[:, ~mask] += np.abs((X[~mask] @ coef).T - rows[:, ~mask])
+        count[~mask] += 1
+    out = error / np.maximum(count, 1)
+    return out if Y.ndim == 2 else out[0]
 
 
 def collapse(predictors: Mapping[str, Sequence[float]], y: Sequence[float], *, reference: str = "epochs",

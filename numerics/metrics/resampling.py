@@ -6,6 +6,7 @@ Spec B's verdicts state n, seeds and CIs, and use exact or permutation p-values 
     bootstrap           any statistic of per-seed records with a percentile bootstrap CI over the
                         seeds (scipy.stats.bootstrap; several samples resampled independently)
     mean_ci             the mean of per-seed values with that CI
+    mean_ci_rows        the same for many rows at once (simulated tiers), at several levels
     slope_ci            least-squares slope of per-level values (e.g. a spread per batch size)
                         against a covariate, with a CI resampling every level's seeds
     trend_test          that slope's permutation p-value: exact over all n! pairings of the
@@ -28,7 +29,7 @@ import numpy as np
 
 from implicitbias.theory import params
 
-__all__ = ["CONFIDENCE", "bootstrap", "mean_ci", "slope_ci", "trend_test"]
+__all__ = ["CONFIDENCE", "bootstrap", "mean_ci", "mean_ci_rows", "slope_ci", "trend_test"]
 
 CONFIDENCE = 0.95
 _RESAMPLES = 9999  # Monte Carlo permutations
@@ -82,9 +83,32 @@ def bootstrap(samples: Sequence[Sequence], statistic: Callable[..., np.ndarray],
 
 
 def mean_ci(values: Sequence[float], level: float = CONFIDENCE, seed: int = 0) -> dict:
-    """Mean of ``values`` (one per seed; None and non-finite left out) with its bootstrap CI."""
-    v = [float(x) for x in values if x is not None and math.isfinite(x)]
-    return bootstrap([v], lambda a: a.mean(axis=-1), level, seed)
+    """Mean of ``values`` (one per seed; None and non-finite left out) with its bootstrap CI (the
+    one-row case of ``mean_ci_rows``)."""
+    v = np.asarray([float(x) for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if len(v) < 2:
+        estimate = float(v.mean()) if len(v) else math.nan
+        return _interval(estimate, estimate, estimate, len(v), level)
+    lo, hi = mean_ci_rows(v[None], (level,), seed)[0]
+    return _interval(lo[0], hi[0], v.mean(), len(v), level)
+
+
+def mean_ci_rows(rows: np.ndarray, levels: Sequence[float] = (CONFIDENCE,), seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Percentile bootstrap CIs of the mean of every row of ``rows`` (S, n), the n columns resampled
+    (``scipy.stats.bootstrap`` along the last axis, the same resamples for every row), one ``(lo, hi)``
+    pair of (S,) arrays per level in ``levels``, each widened to contain the row's mean."""
+    from scipy.stats import bootstrap as scipy_bootstrap
+
+    rows = np.asarray(rows, dtype=float)
+    with np.errstate(all="ignore"):
+        draws = scipy_bootstrap((rows,), np.mean, axis=-1, vectorized=True, n_resamples=_BOOTSTRAP,
+                                method="percentile", batch=100, rng=np.random.default_rng(seed)).bootstrap_distribution
+    mean = rows.mean(-1)
+    out = []
+    for level in levels:
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=-1)
+        out.append((np.minimum(lo, mean), np.maximum(hi, mean)))
+    return out
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
