@@ -20,7 +20,7 @@ import platform
 import time
 
 from implicitbias.figures import markdown_table
-from implicitbias.claims.singular_value_ode import flow_cell
+from implicitbias.claims.depth.singular_value_ode import flow_cell
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory.spectral_ode import SpectralODE
 

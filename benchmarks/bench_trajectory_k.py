@@ -18,7 +18,7 @@ import platform
 import time
 import warnings
 
-from implicitbias.claims import kl_to_nc
+from implicitbias.claims.depth import kl_to_nc
 from implicitbias.commands.dynamics import MAX_DYNAMICS_K, MAX_EPS, MAX_MARGIN, MAX_SCALE, MAX_T_END
 from implicitbias.figures import markdown_table
 

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 import implicitbias as ib
-from implicitbias.claims.c2_longer_training_keeps_the_spread import CLAIM
+from implicitbias.claims.forgetting.c2_longer_training_keeps_the_spread import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 SPEC = Path(__file__).with_name("horizon_adam.toml")

@@ -3,7 +3,7 @@
 Measures C7 on the groups of ``--specs`` (default: the report's, the toy tier and its clock-collapse
 grid, ``validation/specs/default.toml`` and ``collapse.toml``; trained or read from the store), fits
 per optimiser family the monotone law spread = f(log clock) on all groups
-(``claims.c7_clocks_collapse_the_spreads.law_of``) and writes the file with the groups that
+(``claims.forgetting.c7_clocks_collapse_the_spreads.law_of``) and writes the file with the groups that
 calibrated it, C7's verdict per family, the date and the commit; prints one line per family.
 
     IMPLICITBIAS_STORE=.store.sqlite python benchmarks/calibrate_clock_law.py [--workers 2] [--out PATH]
@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from implicitbias.claims import Context
-from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, CollapseConfig, CollapsePlan, law_of
+from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, CollapseConfig, CollapsePlan, law_of
 from implicitbias.claims.forgetting import tier
 from implicitbias.commands import parse_list
 from implicitbias.executors import open_executor

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from implicitbias.claims import Context
-from implicitbias.claims.forgetting import FASHION_MNIST, judge_groups, measure_groups, tier
+from implicitbias.claims.forgetting import FASHION_MNIST, measure_groups, tier
+from implicitbias.claims.forgetting.analyse import judge_groups
 from implicitbias.executors import open_executor
 from implicitbias.store import Store
 

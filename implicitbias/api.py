@@ -459,7 +459,7 @@ def analyse(
     """Judge C1-C7 on finished runs: a ``SweepResult``, or a spec whose runs are read from ``store``
     (runs not yet in the store are left out).  Figures go to ``out`` (default: a temporary folder)."""
     from implicitbias.claims import Context
-    from implicitbias.claims.forgetting import judge_groups, judged
+    from implicitbias.claims.forgetting.analyse import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
     from implicitbias.validation.run import KIND, run_codes
     from implicitbias.validation.sweep import load_spec

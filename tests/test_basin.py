@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.basin import CLAIM, Config, basin_cell, basin_configs, basin_summary
+from implicitbias.claims.depth.basin import CLAIM, Config, basin_cell, basin_configs, basin_summary
 
 
 def fraction_at_nc(L, K=8, scale=0.1, seeds=6):

@@ -5,7 +5,7 @@ the claim's verdict rule on synthetic evidence."""
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.bea_adam import CLAIM, Config, measured_cell
+from implicitbias.claims.forgetting.bea_adam import CLAIM, Config, measured_cell
 
 DERIVED = "(beta_1 - beta_2)/(beta_1*beta_2 - beta_1 - beta_2 + 1)"  # b1/(1-b1) - b2/(1-b2)
 QUOTED = "1/2 + beta_1/(1 - beta_1) - beta_2/(1 - beta_2)"

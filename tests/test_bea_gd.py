@@ -4,7 +4,7 @@ claim's verdict rule on synthetic evidence."""
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.bea_gd import CLAIM, Config
+from implicitbias.claims.forgetting.bea_gd import CLAIM, Config
 
 SYNTHETIC_VERDICTS = [
     ("agrees", Evidence("synthetic", {"c": "1/4"})),

@@ -4,7 +4,7 @@
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.bea_heavy_ball import CLAIM, Config
+from implicitbias.claims.forgetting.bea_heavy_ball import CLAIM, Config
 
 
 def _evidence(a="-1/(beta - 1)", ratio="-(beta + 1)/(beta - 1)"):

@@ -4,7 +4,7 @@ modified flow, and the claim's verdict rule on synthetic evidence."""
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.bea_orders import CLAIM, Config
+from implicitbias.claims.forgetting.bea_orders import CLAIM, Config
 
 
 def _row(optimizer, s1=1.02, s2=1.98, floor=1e-6):

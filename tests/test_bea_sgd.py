@@ -4,7 +4,7 @@
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.bea_sgd import CLAIM, Config, published
+from implicitbias.claims.forgetting.bea_sgd import CLAIM, Config, published
 
 
 def _evidence(c_46="1/12"):

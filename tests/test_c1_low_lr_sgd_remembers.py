@@ -7,7 +7,7 @@ import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
 from implicitbias.claims import Threshold
-from implicitbias.claims.c1_low_lr_sgd_remembers import CLAIM
+from implicitbias.claims.forgetting.c1_low_lr_sgd_remembers import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 REMEMBERS = noisy(0.04)  # memory 4 points, residual noise 0.5 points: s = 8
@@ -100,7 +100,7 @@ def test_each_threshold_moved_by_20_percent_flips_a_case_at_its_bound(name, part
 
 def test_a_wrong_direction_rate_above_the_limit_makes_it_inconclusive_underpowered(monkeypatch):
     """The gate: the same agreeing tier, with the acceptable rate lowered below its simulated rates."""
-    from implicitbias.claims import memory_rules
+    from implicitbias.claims.forgetting import memory_rules
 
     monkeypatch.setattr(memory_rules, "MAX_WRONG", Threshold(1e-9, "no error tolerated, for the test"))
     v = verdict(group(accuracy=noisy(0.03, 0.01), seeds=(0, 1, 2)), sims=400)

@@ -6,7 +6,7 @@ import math
 import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
-from implicitbias.claims.c2_longer_training_keeps_the_spread import CLAIM
+from implicitbias.claims.forgetting.c2_longer_training_keeps_the_spread import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 SHORT = {"epochs": 6}

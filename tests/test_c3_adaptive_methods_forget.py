@@ -7,7 +7,7 @@ import math
 import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
-from implicitbias.claims.c3_adaptive_methods_forget import CLAIM
+from implicitbias.claims.forgetting.c3_adaptive_methods_forget import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 ADAM = {"optimizer": "adam", "lr": 1e-3}

@@ -6,7 +6,7 @@ import math
 import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
-from implicitbias.claims.c4_sgd_forgets_with_larger_lr_or_l2 import CLAIM
+from implicitbias.claims.forgetting.c4_sgd_forgets_with_larger_lr_or_l2 import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 HIGH = {"lr": 1.0}

@@ -3,7 +3,7 @@ synthetic records: every outcome, the checkpoint it judges, its threshold."""
 
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
-from implicitbias.claims.c5_larger_batches_keep_more_memory import CLAIM
+from implicitbias.claims.forgetting.c5_larger_batches_keep_more_memory import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 BATCHES = (16, 32, 64, 128, 256)

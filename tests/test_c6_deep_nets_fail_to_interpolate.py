@@ -3,7 +3,7 @@
 import pytest
 from spec_b_records import group
 
-from implicitbias.claims.c6_deep_nets_fail_to_interpolate import CLAIM
+from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import CLAIM
 from implicitbias.validation.analysis import group_runs
 
 SEEDS = (0, 1, 2)
@@ -77,7 +77,7 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
     """A run non-finite before its first step has no valid row: its curve is empty, the others are drawn."""
     from implicitbias.claims import Context
-    from implicitbias.claims.forgetting_figures import curves_figure
+    from implicitbias.claims.forgetting.figures import curves_figure
 
     runs = [{"sigma_w": 0.25, "seed": 0, "curve": [[0, 0.1, 0.1], [1, 0.9, 0.8]]},
             {"sigma_w": 2.5, "seed": 0, "curve": []},
@@ -91,7 +91,7 @@ def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
 def test_rate_difference_is_newcombes_hybrid_score_interval():
     """Newcombe (1998), Stat Med 17:873, Table II example (a): 56/70 - 48/80 = 0.2000, method 10
     interval 0.0524 to 0.3339."""
-    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import rate_difference
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import rate_difference
 
     d, lo, hi = rate_difference(56, 70, 48, 80)
     assert d == pytest.approx(0.2) and lo == pytest.approx(0.0524, abs=6e-5) and hi == pytest.approx(0.3339, abs=6e-5)
@@ -100,7 +100,7 @@ def test_rate_difference_is_newcombes_hybrid_score_interval():
 def test_the_exact_rates_of_the_count_rule_against_simulated_tiers():
     import numpy as np
 
-    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import FLIP, rates
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import FLIP, rates
 
     rng = np.random.default_rng(4)
     n, sims = 2, 200_000
@@ -116,7 +116,7 @@ def test_the_exact_rates_of_the_count_rule_against_simulated_tiers():
 def test_the_coverage_of_the_interval_against_exact_enumeration():
     from scipy.stats import binom
 
-    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import coverage, rate_difference
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import coverage, rate_difference
 
     n, p1, p2 = 5, 0.8, 0.3
     exact = sum(binom.pmf(a, n, p1) * binom.pmf(b, n, p2) for a in range(n + 1) for b in range(n + 1)

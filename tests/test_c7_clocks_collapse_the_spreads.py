@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from spec_b_records import group, judged
 
-from implicitbias.claims import c7_clocks_collapse_the_spreads as c7
-from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM, clock_points
+from implicitbias.claims.forgetting import c7_clocks_collapse_the_spreads as c7
+from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, clock_points
 from implicitbias.numerics.metrics.clock_collapse import half_splits
 from implicitbias.validation.analysis import group_runs
 

@@ -1,7 +1,7 @@
 """The claims layer as a whole: every claim is complete (statement, source, section, typed configs,
 justified thresholds) and every verdict it can give is exercised by its own test module.
 
-Convention checked here: the claim defined in ``implicitbias/claims/<name>.py`` is tested in
+Convention checked here: the claim defined in ``implicitbias/claims/<paper>/<name>.py`` is tested in
 ``tests/test_<name>.py``, which defines ``SYNTHETIC_VERDICTS``, a list of (expected verdict,
 Evidence) pairs run through the claim's ``judge`` there (parametrised ``test_verdict``).  This test
 fails when a claim has no such module, when the list misses an outcome the claim declares, when a
@@ -35,6 +35,16 @@ def test_registry_holds_the_claims_of_every_section():
     sections = {c.section for c in CLAIMS.values()}
     assert {"dynamics", "flows", "head_rank"} <= sections
     assert {"Theorem 4.4", "BEA Adam", "Sec. 5 (accuracy)"} <= set(CLAIMS)
+
+
+def test_registry_finds_every_claim_module_in_the_papers_subpackages():
+    import implicitbias.claims
+
+    root = Path(implicitbias.claims.__file__).parent
+    defining = {".".join(("implicitbias", *p.relative_to(root.parent).with_suffix("").parts))
+                for p in root.rglob("*.py") if "\nCLAIM = " in p.read_text()}
+    assert {type(c).__module__ for c in CLAIMS.values()} == defining
+    assert {m.split(".")[2] for m in defining} == {"depth", "forgetting"}  # grouped by paper
 
 
 @pytest.mark.parametrize("claim", CLAIMS.values(), ids=list(CLAIMS))
@@ -113,7 +123,7 @@ def test_the_layout_check_can_fail():
     assert sorted(computing_uses(computing)) == [
         "calls map", "calls measure_groups", "imports implicitbias.numerics.maxmargin",
         "imports implicitbias.validation.batched", "imports numpy", "reads .store"]
-    layout = ("from __future__ import annotations\nimport math\nfrom implicitbias.claims.phase_atlas import phase_atlas\n"
+    layout = ("from __future__ import annotations\nimport math\nfrom implicitbias.claims.depth.phase_atlas import phase_atlas\n"
               "from implicitbias.figures import markdown_table\ndef exhibit(ctx):\n    return str(phase_atlas(ctx))\n")
     assert computing_uses(layout) == []
 

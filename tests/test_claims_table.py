@@ -10,7 +10,7 @@ import types
 import fake_claims
 
 from implicitbias.claims import Claim, Evidence, Verdict
-from implicitbias.claims.memory_rules import Estimate
+from implicitbias.claims.forgetting.memory_rules import Estimate
 from implicitbias.cli import main
 from implicitbias.report import build_report, claims_table
 

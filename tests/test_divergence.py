@@ -6,7 +6,7 @@ import math
 import pytest
 from spec_b_records import group, remembering
 
-from implicitbias.claims.c1_low_lr_sgd_remembers import CLAIM as C1
+from implicitbias.claims.forgetting.c1_low_lr_sgd_remembers import CLAIM as C1
 from implicitbias.validation.analysis import group_runs, summarise
 from implicitbias.validation.run import CHANCE_MARGIN, KIND, LOSS_BOUND, divergence
 from implicitbias.validation.sweep import load_spec, run_sweep, sweep_status

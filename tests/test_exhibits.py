@@ -11,7 +11,7 @@ import math
 import pytest
 
 from implicitbias.claims import Context
-from implicitbias.claims.modified_flows import EXAMPLE_RUNS, KIND, derived_flows, example_clocks
+from implicitbias.claims.forgetting.modified_flows import EXAMPLE_RUNS, KIND, derived_flows, example_clocks
 
 
 def test_example_clocks_follow_the_formulas():

@@ -121,7 +121,7 @@ def test_fingerprint_follows_package_modules():
 # modified_flow/v1) before the fingerprint became the one invalidation mechanism, each with a module it
 # depends on only through another module (what a hand-made version was bumped for).
 def _versioned_cells():
-    from implicitbias.claims import modified_flows
+    from implicitbias.claims.forgetting import modified_flows
     from implicitbias.numerics.maxmargin import gd_census, gd_crosscheck, phase
 
     return {

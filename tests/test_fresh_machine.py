@@ -63,7 +63,7 @@ def test_configs_specs_and_plans_of_every_tier_touch_no_data(no_data_files):
 
 @pytest.mark.parametrize("tier", ["full"])
 def test_a_claim_whose_data_are_missing_is_not_run_naming_how_to_get_them(no_data_files, store, tier):
-    from implicitbias.claims.c6_deep_nets_fail_to_interpolate import CLAIM
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import CLAIM
 
     (result,) = evaluate(CLAIM, Context(store, tier=tier, progress=False))
     assert result.verdict.verdict == "not run" and result.evidence.label == "fashion_mnist"

@@ -6,7 +6,7 @@ import pytest
 from scipy.special import softmax
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.hadamard_diagonalisation import CLAIM, Config, numeric_cell, proof_cell
+from implicitbias.claims.depth.hadamard_diagonalisation import CLAIM, Config, numeric_cell, proof_cell
 from implicitbias.theory.hadamard import dyadic_defect
 
 

@@ -93,7 +93,7 @@ def test_cli_bad_input_is_one_line(capsys):
                     reason="needs Fashion-MNIST: apt-get install dataset-fashion-mnist")
 def test_fashion_mnist_rank_falls_with_depth():
     """Real images (Debian's dataset-fashion-mnist): the report's full-tier grid, 4k training images."""
-    from implicitbias.claims.head_rank import GRIDS
+    from implicitbias.claims.depth.head_rank import GRIDS
 
     ((base, axes),) = GRIDS["fashion_mnist"]
     configs = hr.grid(base, **axes)

@@ -10,7 +10,7 @@ from head_rank_rows import GOOD, MISSING, grid
 from scipy.stats import spearmanr
 
 from implicitbias.claims import Context
-from implicitbias.claims.head_rank_accuracy import CLAIM, spearman
+from implicitbias.claims.depth.head_rank_accuracy import CLAIM, spearman
 
 CELLS = list(GOOD)
 RISING = {c: 0.80 + 0.02 * GOOD[c] for c in CELLS}  # accuracy a monotone function of rank: rho = 1

@@ -5,7 +5,7 @@ import pytest
 from head_rank_rows import GOOD, MISSING, grid
 
 from implicitbias.claims import Context
-from implicitbias.claims.head_rank_depth import CLAIM
+from implicitbias.claims.depth.head_rank_depth import CLAIM
 
 SYNTHETIC_VERDICTS = [
     ("agrees", grid(GOOD)),
@@ -35,7 +35,7 @@ def test_render_draws_the_depth_panel_and_table(store, tmp_path):
 def test_measure_trains_the_grid_through_the_store_and_marks_missing_data(store, tmp_path, monkeypatch):
     """A one-epoch digits grid runs through the store (cached on the second call); a dataset whose
     files are absent gives "not run" evidence instead of an error."""
-    from implicitbias.claims import head_rank as grids
+    from implicitbias.claims.depth import head_rank as grids
     from implicitbias.validation import head_rank as hr
 
     tiny = {"digits": [({"dataset": "digits", "epochs": 1, "batch_size": 256, "width": 0.25, "lr": 3e-3},

@@ -5,7 +5,7 @@ import pytest
 from head_rank_rows import GOOD, MISSING, grid
 
 from implicitbias.claims import Context
-from implicitbias.claims.head_rank_small_init import CLAIM, pairs
+from implicitbias.claims.depth.head_rank_small_init import CLAIM, pairs
 
 SMALL = {(2, 64): 6.0, (4, 64): 4.0}
 

@@ -5,7 +5,7 @@ import pytest
 from head_rank_rows import GOOD, MISSING, grid
 
 from implicitbias.claims import Context
-from implicitbias.claims.head_rank_width import CLAIM
+from implicitbias.claims.depth.head_rank_width import CLAIM
 
 SYNTHETIC_VERDICTS = [
     ("agrees", grid(GOOD)),

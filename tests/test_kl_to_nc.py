@@ -62,7 +62,7 @@ def test_bad_spectra_are_refused():
 # -- the claim "KL to NC (s. 4)": its cell and its verdict rule -------------------------------------
 
 from implicitbias.claims import Context, Evidence  # noqa: E402
-from implicitbias.claims.kl_to_nc import CLAIM, Config, trajectory_configs, trajectory_record  # noqa: E402
+from implicitbias.claims.depth.kl_to_nc import CLAIM, Config, trajectory_configs, trajectory_record  # noqa: E402
 
 
 def test_trajectory_record_carries_solver_status():

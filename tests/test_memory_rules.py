@@ -1,4 +1,4 @@
-"""The pieces of Spec B's memory rules (``claims.memory_rules``): sides of a bound, every part
+"""The pieces of Spec B's memory rules (``claims.forgetting.memory_rules``): sides of a bound, every part
 against any part, the operating characteristics against closed forms, the underpowered gate."""
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import f as central_f
 from scipy.stats import ncf
 
-from implicitbias.claims import memory_rules as mr
+from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import memory_stats as ms
 
 SHAPE = (2.0, 1.0, 0.0, -0.5, -2.5)

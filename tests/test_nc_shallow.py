@@ -8,7 +8,7 @@ outcome.  L counts weight matrices (N = L + 1 = 2, p = 1).
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.nc_shallow import CLAIM, Config, shallow_cell
+from implicitbias.claims.depth.nc_shallow import CLAIM, Config, shallow_cell
 
 
 @pytest.mark.parametrize("K, search", [(3, False), (5, True)])

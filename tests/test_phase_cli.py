@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from implicitbias.claims import nc_shallow, phase_atlas, theorem_3_1, theorem_3_2
+from implicitbias.claims.depth import nc_shallow, phase_atlas, theorem_3_1, theorem_3_2
 from implicitbias.cli import main
 from implicitbias.numerics.maxmargin.margin import margins
 from implicitbias.numerics.maxmargin.phase import KIND

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Evidence
-from implicitbias.claims.section_5_deep_ufm import CLAIM, trained_rank
+from implicitbias.claims.depth.section_5_deep_ufm import CLAIM, trained_rank
 
 
 def rank_grid(depths, widths, seeds, steps=1500):
@@ -82,7 +82,7 @@ def test_render_shows_grid_and_nc_table(tmp_path, store):
 
 def test_measure_runs_the_grid_through_the_store(store, tmp_path):
     from implicitbias.claims import Context
-    from implicitbias.claims.section_5_deep_ufm import Config
+    from implicitbias.claims.depth.section_5_deep_ufm import Config
 
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 4), widths=(8, 32), seeds=1, steps=300))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.singular_value_ode import CLAIM, Config, flow_cell
+from implicitbias.claims.depth.singular_value_ode import CLAIM, Config, flow_cell
 from implicitbias.numerics.ufm import deep_ufm as du
 from implicitbias.numerics.ufm.spectral_agreement import off_diagonal_mass, rotated_blocks
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.theorem_3_1 import CLAIM, Config, in_region, local_cell
+from implicitbias.claims.depth.theorem_3_1 import CLAIM, Config, in_region, local_cell
 from implicitbias.executors import open_executor
 from implicitbias.numerics.maxmargin import codes
 from implicitbias.numerics.maxmargin import solver as sm

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Evidence
-from implicitbias.claims.theorem_3_2 import CLAIM, depth_limit_cell
+from implicitbias.claims.depth.theorem_3_2 import CLAIM, depth_limit_cell
 from implicitbias.numerics.maxmargin.naming import identify
 from implicitbias.numerics.maxmargin.search import search, starts
 

@@ -83,7 +83,7 @@ def test_bad_margin_is_a_clear_error():
 # -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
 
 from implicitbias.claims import Context, Evidence  # noqa: E402
-from implicitbias.claims.theorem_4_3 import CLAIM, Config, threshold_cell  # noqa: E402
+from implicitbias.claims.depth.theorem_4_3 import CLAIM, Config, threshold_cell  # noqa: E402
 
 
 def _evidence(numeric=lambda K, L: K * (L - 1) / (L + 1), closed=lambda K, L: K * (L - 1) / (L + 1)):

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.theorem_4_4 import CLAIM, Config, leave_origin_cell, ratio_cell
+from implicitbias.claims.depth.theorem_4_4 import CLAIM, Config, leave_origin_cell, ratio_cell
 from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import (
     blowup_time,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.theorem_4_5 import CLAIM, Config, alignment_cell
+from implicitbias.claims.depth.theorem_4_5 import CLAIM, Config, alignment_cell
 from implicitbias.numerics.ufm.deep_ufm import hadamard_init, logit_velocity
 from implicitbias.numerics.ufm.etf_alignment import alignment, etf_direction, fit_exponent
 

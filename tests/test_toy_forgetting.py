@@ -1,6 +1,6 @@
 """The toy tier of Spec B: BatchNorm MLP on MNIST-1D, trained as ensembles, in the interpolating regime.
 
-The tier's design (``implicitbias.claims.forgetting.TOY``) promises that every low-lr SGD run
+The tier's design (``implicitbias.claims.forgetting.tiers.TOY``) promises that every low-lr SGD run
 reaches 99.5% training accuracy within its horizon, with >= 3 seeds per sigma_w (slow test: the
 real block).  A miniature of the tier runs the claims end to end through a store (fast test).
 """
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context
-from implicitbias.claims.c1_low_lr_sgd_remembers import CLAIM as C1
-from implicitbias.claims.c3_adaptive_methods_forget import CLAIM as C3
+from implicitbias.claims.forgetting.c1_low_lr_sgd_remembers import CLAIM as C1
+from implicitbias.claims.forgetting.c3_adaptive_methods_forget import CLAIM as C3
 from implicitbias.claims.forgetting import TOY, measure_groups, tier
 from implicitbias.numerics.metrics.forgetting_metrics import (
     norm_slope,
@@ -154,13 +154,13 @@ def _tiny_tier(spec=TOY):
 
 
 def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, monkeypatch):
-    from implicitbias.claims import forgetting
+    from implicitbias.claims.forgetting import tiers
     from implicitbias.report import build_report
 
-    from implicitbias.claims.c2_longer_training_keeps_the_spread import HORIZONS
+    from implicitbias.claims.forgetting.c2_longer_training_keeps_the_spread import HORIZONS
 
     tiny, horizons = _tiny_tier(), _tiny_tier(HORIZONS)
-    monkeypatch.setattr(forgetting, "tier", lambda spec: {TOY: tiny, HORIZONS: horizons}.get(spec) or tier(spec))
+    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: tiny, HORIZONS: horizons}.get(spec) or tier(spec))
     built = build_report(tmp_path / "out", store, only=["clocks", "validation"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
@@ -179,8 +179,8 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
 def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monkeypatch):
     """The clock-collapse section on miniatures: the toy tier's sgd_low and adam blocks (MINI) and four
     SGD blocks of the collapse grid (30 and 120 epochs cut to 2 and 8, 256 images)."""
-    from implicitbias.claims import forgetting
-    from implicitbias.claims.c7_clocks_collapse_the_spreads import COLLAPSE
+    from implicitbias.claims.forgetting import tiers
+    from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import COLLAPSE
     from implicitbias.report import build_report
 
     grid = tier(COLLAPSE)
@@ -189,7 +189,7 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monk
                                         "val_size": 100, "test_size": 200})
                       for c in grid.configs(b) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in grid.seeds[:3]) for b in picked}
     mini_grid = dataclasses.replace(grid, name="collapse-mini", blocks=small)
-    monkeypatch.setattr(forgetting, "tier", lambda spec: {TOY: MINI, COLLAPSE: mini_grid}.get(spec) or tier(spec))
+    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: MINI, COLLAPSE: mini_grid}.get(spec) or tier(spec))
     built = build_report(tmp_path / "out", store, only=["collapse"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}

@@ -1,7 +1,7 @@
 """The calibrated clock law that ``implicitbias predict`` ships: ``validation/clock_law.json``.
 
 Per optimiser family (``analysis.family``: ``sgd``, ``sgd_l2``, ``adaptive``) the file holds the
-monotone law spread = f(log clock) of C7 (``claims.c7_clocks_collapse_the_spreads.law_of``: the
+monotone law spread = f(log clock) of C7 (``claims.forgetting.c7_clocks_collapse_the_spreads.law_of``: the
 isotonic fit on all of the family's groups, ``numerics.metrics.clock_collapse``), the band
 +-q that held 90% of the held-out absolute errors, the range of clocks it was calibrated on, the
 optimisers that calibrated it, the groups (with their spreads) and C7's verdict on that family.

@@ -1,7 +1,8 @@
 """The claims layer: every claim of the two specs as a first-class, falsifiable object.
 
-A claim is the unit users read.  Its module (one per claim, in this package) is the one place
-that says what is checked, on which cells, against which named threshold and why.  The report,
+A claim is the unit users read.  Its module (one per claim, in the subpackage of its paper:
+``depth`` for Spec A, ``forgetting`` for Spec B) is the one place that says what is checked, on
+which cells, against which named threshold and why.  The report,
 ``implicitbias verify`` and the tests all read the same claim objects.
 
 A claim module defines ``CLAIM``, an instance of a ``Claim`` subclass that holds
@@ -248,11 +249,16 @@ def evaluate(claim: Claim, ctx: Context) -> list[Result]:
     return results
 
 
+def _raise(name: str):
+    raise  # a claims package that cannot be imported is an error, never a claim left out
+
+
 def registry() -> dict[str, Claim]:
-    """Every claim, by id, in (section, order) order: the ``CLAIM`` of each module of this package."""
+    """Every claim, by id, in (section, order) order: the ``CLAIM`` of each module of this package
+    and of its subpackages (``depth``, ``forgetting``)."""
     claims = []
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    for info in pkgutil.walk_packages(__path__, f"{__name__}.", onerror=_raise):
+        module = importlib.import_module(info.name)
         claim = getattr(module, "CLAIM", None)
         if isinstance(claim, Claim):
             claims.append(claim)

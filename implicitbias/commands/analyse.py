@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from implicitbias.claims import Context
-    from implicitbias.claims.forgetting import judge_runs
+    from implicitbias.claims.forgetting.analyse import judge_runs
     from implicitbias.store import Store
     from implicitbias.validation.run import KIND, execute, run_codes
     from implicitbias.validation.sweep import load_spec

@@ -54,7 +54,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.claims import basin, kl_to_nc
+    from implicitbias.claims.depth import basin, kl_to_nc
     from implicitbias.executors import open_executor
     from implicitbias.figures import markdown_table
     from implicitbias.store import Store

@@ -61,7 +61,7 @@ class Row:
     measured: str
     verdict: str
     reason: str = ""
-    estimate: Any = None  # claims.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
+    estimate: Any = None  # claims.forgetting.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
 
 
 @dataclass

@@ -54,7 +54,7 @@ def _number(x):
 
 def records(rows: Sequence) -> list[ClaimRecord]:
     """The records of report rows (objects with ``claim``, ``verdict`` and ``estimate``: a
-    ``claims.memory_rules.Estimate`` or None)."""
+    ``claims.forgetting.memory_rules.Estimate`` or None)."""
     out = []
     for r in rows:
         e = getattr(r, "estimate", None)

@@ -12,7 +12,7 @@ O(d^{-1/2})).  So cos(dZ/dt, S kron 1_n^T) -> 1 with the chordal gap
 ||v/|v| - E/|E|||_F = sqrt(2 - 2 cos) = O(d^{-1/2}) (1 - cos = O(1/d)); every extra factor adds
 fluctuations, so the cosine falls with depth.  ``etf_direction`` is the target; ``fit_exponent``
 fits gap ~ C d^beta by least squares in log-log (the measurement itself is the Theorem 4.5 claim's
-cell, ``implicitbias.claims.theorem_4_5``).
+cell, ``implicitbias.claims.depth.theorem_4_5``).
 """
 
 from __future__ import annotations

@@ -2,13 +2,14 @@
 ``implicitbias.claims`` (``c1_low_lr_sgd_remembers`` ...; C7 in the clock-collapse section); this
 section shows, before them, the experimental design of each tier the report runs and the
 overview of its groups (spreads with CIs, failures, clocks); the groups are
-``implicitbias.claims.group_overviews.report_tiers``'s (the claims layer trains them).
+``implicitbias.claims.forgetting.group_overviews.report_tiers``'s (the claims layer trains them).
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims.group_overviews import report_tiers
+from implicitbias.claims.forgetting.analyse import overview
+from implicitbias.claims.forgetting.group_overviews import report_tiers
 
 NAME = "clocks"
 ORDER = 35
@@ -32,5 +33,5 @@ def exhibit(ctx) -> str:
     parts = []
     for shown in report_tiers(ctx):
         t = shown.tier
-        parts += [design(t), "", fg.overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
+        parts += [design(t), "", overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
     return "\n".join(parts)

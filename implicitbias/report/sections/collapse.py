@@ -1,15 +1,15 @@
 """Report section "Clock collapse" (Spec B, C7): layout only.  The claim C7 lives in
-``implicitbias.claims.c7_clocks_collapse_the_spreads``; this section shows, before it, the design of
+``implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads``; this section shows, before it, the design of
 the clock-collapse grids of the report's tier (``validation/specs/collapse.toml``, and
 ``collapse_long.toml`` in tier full) and the overview of their groups (spreads with CIs, failures,
-clocks); the groups are ``implicitbias.claims.group_overviews.collapse_grids``'s (the claims
+clocks); the groups are ``implicitbias.claims.forgetting.group_overviews.collapse_grids``'s (the claims
 layer trains them).
 """
 
 from __future__ import annotations
 
-from implicitbias.claims import forgetting as fg
-from implicitbias.claims.group_overviews import collapse_grids
+from implicitbias.claims.forgetting.analyse import overview
+from implicitbias.claims.forgetting.group_overviews import collapse_grids
 from implicitbias.report.sections.clocks import design
 
 NAME = "collapse"
@@ -21,7 +21,7 @@ def exhibit(ctx) -> str:
     parts = []
     for shown in collapse_grids(ctx):
         t = shown.tier
-        parts += [design(t), "", fg.overview(ctx, shown.groups, f"collapse_{t.name}_spread_vs_clock")]
+        parts += [design(t), "", overview(ctx, shown.groups, f"collapse_{t.name}_spread_vs_clock")]
     return "\n".join([
         "C7 is judged per optimiser family on the toy tier's groups (section above) together with these grids: a "
         "monotone law spread = f(log clock) fitted on half of a family's groups predicts the other half, against "

@@ -1,13 +1,13 @@
 """Report section "Backward error analysis" (Spec B, section 3).
 
 Layout only.  The exhibit shows the modified flows the engine derives and the clocks of example
-runs, both computed by ``implicitbias.claims.modified_flows``; the verdicts are the claims with
+runs, both computed by ``implicitbias.claims.forgetting.modified_flows``; the verdicts are the claims with
 ``section = "flows"`` (BEA GD, SGD, heavy ball, Adam and the measured orders of accuracy).
 """
 
 from __future__ import annotations
 
-from implicitbias.claims.modified_flows import CLOCKS, derived_flows, example_clocks
+from implicitbias.claims.forgetting.modified_flows import CLOCKS, derived_flows, example_clocks
 from implicitbias.figures import markdown_table
 
 NAME = "flows"

@@ -1,7 +1,7 @@
 """Report section: Spec A on real networks, head depth and width against effective rank.
 
 Layout only.  Its claims (``section = "head_rank"``) share the training grids of
-``implicitbias.claims.head_rank``: tier ``default`` trains offline digits (ResNet-20 body at
+``implicitbias.claims.depth.head_rank``: tier ``default`` trains offline digits (ResNet-20 body at
 width 0.25, heads of depth 1-6 and width 16/64, two seeds, plus a small-init comparison); tiers
 ``gpu`` and ``full`` add Fashion-MNIST when its files are on this machine.
 """

@@ -3,7 +3,7 @@
 Layout only.  The exhibit shows the atlas of P(K, L) (``implicitbias.atlas``): the structure map,
 the verdict / rank / certified-gap heatmap, the class vectors of the rank-2 and rank-3 optima,
 the boundary L*(K), the continuous-depth crossovers, and what gradient descent actually finds;
-the numbers are ``implicitbias.claims.phase_atlas.phase_atlas``'s (the claims layer computes them,
+the numbers are ``implicitbias.claims.depth.phase_atlas.phase_atlas``'s (the claims layer computes them,
 the GD census grid per tier included).  The verdicts are the claims of ``implicitbias.claims``
 whose section is ``phase`` (Theorem 3.1, Theorem 3.2, L = 1); the phase columns they read are
 the same store records as the exhibit's.  Depth L counts weight matrices; N = L + 1 factors.
@@ -20,7 +20,7 @@ from implicitbias.atlas import (
     draw_gd_census,
     write_outputs,
 )
-from implicitbias.claims.phase_atlas import phase_atlas
+from implicitbias.claims.depth.phase_atlas import phase_atlas
 
 NAME = "phase"
 ORDER = 10

@@ -1,5 +1,5 @@
 """Report section "Deep networks" (Spec B, C6): layout only.  Claim C6 lives in
-``implicitbias.claims.c6_deep_nets_fail_to_interpolate``; this section says where its runs come
+``implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate``; this section says where its runs come
 from (the report's ``full`` tier: ResNet-56/110 on a Fashion-MNIST subset, hours on a CPU) and,
 for C1-C5 on real images, points to the clocks section and ``benchmarks/RESULTS.md``.
 """

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
+from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import memory_stats as ms
 from implicitbias.validation.analysis import summarise
 from implicitbias.validation.groups import setting_key
@@ -439,7 +439,7 @@ class C7(fg.GroupClaim):
         return Verdict(verdict.verdict, reason, verdict.measured, {**verdict.numbers, "estimate": estimate})
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        from implicitbias.claims.forgetting_figures import collapse_figure
+        from implicitbias.claims.forgetting.figures import collapse_figure
         from implicitbias.figures import markdown_table
 
         d = evidence.data

@@ -3,7 +3,7 @@ of the head (Spec A s. 5).
 
 Source: Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5.
 
-Runs and grids: ``implicitbias.claims.head_rank``.  For every head depth L >= 2 the rise
+Runs and grids: ``implicitbias.claims.depth.head_rank``.  For every head depth L >= 2 the rise
 rank(widest) - rank(narrowest) of the seed-mean ranks; the claim holds when every rise exceeds
 ``trend_step``, is refuted when some depth falls by more than that, and is inconclusive between.
 """
@@ -11,7 +11,7 @@ rank(widest) - rank(narrowest) of the seed-mean ranks; the claim holds when ever
 from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict
-from implicitbias.claims import head_rank as grids
+from implicitbias.claims.depth import head_rank as grids
 from implicitbias.claims.rules import trend_verdict
 from implicitbias.validation.head_rank import width_lines
 

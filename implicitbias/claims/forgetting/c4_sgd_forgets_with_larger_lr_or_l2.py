@@ -5,7 +5,7 @@ Source: Spec B s. 2, C4; Das et al., arXiv 2605.29152.
 
 Every plain-SGD group at a learning rate above the baseline's, and every SGD group with coupled
 L2 decay, in the baseline's setting otherwise, judged by the rule of C3
-(``c3_adaptive_methods_forget.ForgettingClaim``) without the norm part (decay shrinks every norm
+(``forgetting_claim.ForgettingClaim``) without the norm part (decay shrinks every norm
 and a larger rate grows them; the claim is about the spread): its memory relative to the low-lr
 SGD baseline's, r = m_group / m_SGD, below its bound, pre-registered from the paper's numbers:
 
@@ -20,8 +20,8 @@ SGD baseline's, r = m_group / m_SGD, below its bound, pre-registered from the pa
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.c3_adaptive_methods_forget import ForgettingClaim
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
 from implicitbias.validation.analysis import family
 
 _BLOCKS = ("sgd_low", "sgd_high", "sgd_l2")

@@ -40,8 +40,8 @@ from scipy.stats import binomtest, fisher_exact
 
 from implicitbias.claims import Evidence, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.forgetting_figures import curves_figure
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.figures import curves_figure
 from implicitbias.validation.analysis import summarise
 
 _BLOCKS = ("resnet56", "resnet110")

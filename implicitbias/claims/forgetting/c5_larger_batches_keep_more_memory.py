@@ -4,7 +4,7 @@ Source: Spec B s. 2, C5; Das et al., arXiv 2605.29152 (b in {16, 32, 64, 128, 25
 
 Low-lr SGD groups that differ only in the batch size b (same learning rate and epochs: a larger
 b takes fewer, equally long steps, so T_SGD = (1/b) sum eta^2 falls as 1/b^2).  Part
-(``claims.memory_rules``, pre-registered as q = m(largest b) / m(smallest b) above ``grows`` = 1,
+(``claims.forgetting.memory_rules``, pre-registered as q = m(largest b) / m(smallest b) above ``grows`` = 1,
 computed as its reciprocal so that a smallest batch without memory is a ratio of 0, not a
 division by 0; the percentile interval of 1/q is the reciprocal of q's): r = m(smallest b) /
 m(largest b) below 1 / ``grows``.  Judged at the minimum validation loss over all checkpoints
@@ -23,8 +23,8 @@ import math
 
 from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.forgetting_figures import batch_figure
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.figures import batch_figure
 from implicitbias.numerics.metrics.resampling import trend_test
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
 

@@ -7,7 +7,7 @@ The baseline (low-lr SGD) at horizon E and the same setting at the longest horiz
 The claim's comparison is the same recipe trained longer, each horizon with its own full schedule
 (``validation/specs/horizon.toml``: cosine to 0 over E = 120 and over 5E = 600 epochs, so the long
 run's early epochs differ); the default tier's constant-rate pair (E vs 25E) is judged beside it:
-its long run repeats the first E epochs, so at the interpolating checkpoint it can only agree.  Part (``claims.memory_rules``, pre-registered): the memory kept,
+its long run repeats the first E epochs, so at the interpolating checkpoint it can only agree.  Part (``claims.forgetting.memory_rules``, pre-registered): the memory kept,
 r = m(kE) / m(E) (calibrated parametric-bootstrap interval; the two horizons share seeds, which
 the interval treats as independent: conservative for positively correlated memories), above
 ``kept`` (FORGOTTEN = sqrt(4.0 / 26.5) = 0.389: the long run has not forgotten as the paper's
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.forgetting_figures import horizon_figure
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.figures import horizon_figure
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
 
 

@@ -4,7 +4,7 @@ deepens (depth's low-rank bias, Spec A s. 5).
 Source: Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5 (ResNet-20 with a deep
 head on MNIST and CIFAR-10; here offline digits and, on the gpu/full tiers, Fashion-MNIST).
 
-Runs and grids: ``implicitbias.claims.head_rank``.  For every head width the line of seed-mean
+Runs and grids: ``implicitbias.claims.depth.head_rank``.  For every head width the line of seed-mean
 ranks over depth (the depth-1 head starts every line) is summarised by the drop
 rank(shallowest) - rank(deepest).  The claim holds when every drop exceeds ``trend_step``, is
 refuted when some line rises by more than that, and is inconclusive in between.
@@ -13,7 +13,7 @@ refuted when some line rises by more than that, and is inconclusive in between.
 from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict
-from implicitbias.claims import head_rank as grids
+from implicitbias.claims.depth import head_rank as grids
 from implicitbias.claims.rules import trend_verdict
 from implicitbias.validation.head_rank import depth_lines
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from implicitbias.claims.theorem_3_1 import CLAIM as THEOREM_3_1
+from implicitbias.claims.depth.theorem_3_1 import CLAIM as THEOREM_3_1
 from implicitbias.numerics.maxmargin import gd_census
 from implicitbias.numerics.maxmargin.cells import PhaseCell
 from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram, typed_cells

@@ -3,20 +3,21 @@
 Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
 
 The clocks section shows, before the claims C1-C5, every tier its report tier runs
-(``forgetting.REPORT_TIERS``): :func:`report_tiers` trains (or reads from the store) the tier's
+(``forgetting.tiers.REPORT_TIERS``): :func:`report_tiers` trains (or reads from the store) the tier's
 blocks but the deep ResNets, every ensemble of the tier at once so a pool of workers shares
 them.  The clock-collapse section shows, before C7, the grids C7 measures that the clocks
 section does not show already (:func:`collapse_grids`).  Training goes through
-``forgetting.measure_groups`` (cached, resumable, fingerprinted run records, the ones
-``implicitbias sweep`` writes too); the sections lay the groups out (``forgetting.overview``).
+``forgetting.training.measure_groups`` (cached, resumable, fingerprinted run records, the ones
+``implicitbias sweep`` writes too); the sections lay the groups out (``forgetting.analyse.overview``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from implicitbias.claims import forgetting as fg
-from implicitbias.claims.c7_clocks_collapse_the_spreads import CLAIM as C7
+from implicitbias.claims.forgetting import tiers
+from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM as C7
+from implicitbias.claims.forgetting.training import measure_groups
 from implicitbias.validation.analysis import Group
 
 __all__ = ["TierGroups", "report_tiers", "collapse_grids"]
@@ -26,23 +27,23 @@ __all__ = ["TierGroups", "report_tiers", "collapse_grids"]
 class TierGroups:
     """A tier and the groups of the blocks a section shows of it."""
 
-    tier: fg.Tier
+    tier: tiers.Tier
     groups: list[Group]
 
 
 def report_tiers(ctx) -> list[TierGroups]:
     """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets."""
-    return [TierGroups(t, fg.measure_groups(ctx, t, fg.shallow_blocks(spec)))
-            for spec in fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]) for t in [fg.tier(spec)]]
+    return [TierGroups(t, measure_groups(ctx, t, tiers.shallow_blocks(spec)))
+            for spec in tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"]) for t in [tiers.tier(spec)]]
 
 
 def collapse_grids(ctx) -> list[TierGroups]:
     """The tiers C7 measures in ``ctx.tier`` that :func:`report_tiers` does not hold, with the groups
     of the blocks C7 measures (each tier once)."""
-    shown = set(fg.REPORT_TIERS.get(ctx.tier, fg.REPORT_TIERS["default"]))
+    shown = set(tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"]))
     out = []
     for t, blocks in C7.config(ctx.tier).resolved():
         if t.spec not in shown:
             shown.add(t.spec)
-            out.append(TierGroups(t, fg.measure_groups(ctx, t, blocks)))
+            out.append(TierGroups(t, measure_groups(ctx, t, blocks)))
     return out

@@ -4,7 +4,7 @@ rich-get-richer regime of Theorem 4.4 acts before the spectrum leaves the origin
 Source: Spec A s. 4 and s. 6 ("evidence that the phenomena persist under small random
 initialisation"); Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 4.4.
 
-Runs and grids: ``implicitbias.claims.head_rank``; the digits grid trains heads of depth
+Runs and grids: ``implicitbias.claims.depth.head_rank``; the digits grid trains heads of depth
 L >= 2 twice: He init and He x ``head_init_scale`` (0.1), same body and training.  For each
 (depth, width) the gap rank(He) - rank(small); the claim holds when every gap exceeds
 ``trend_step``, is refuted when the small init gives a higher rank by more than that, and is
@@ -14,7 +14,7 @@ inconclusive between.
 from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict
-from implicitbias.claims import head_rank as grids
+from implicitbias.claims.depth import head_rank as grids
 from implicitbias.claims.rules import trend_verdict
 
 

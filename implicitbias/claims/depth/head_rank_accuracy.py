@@ -3,7 +3,7 @@ with worse test accuracy (Spec A s. 5).
 
 Source: Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5.
 
-Runs and grids: ``implicitbias.claims.head_rank``.  Over the n cells (head depth x width, He
+Runs and grids: ``implicitbias.claims.depth.head_rank``.  Over the n cells (head depth x width, He
 init, seed means) Spearman's rho between the rank and the test accuracy, with exact permutation
 p-values (all n! pairings for n <= 8; ``spearman``, the one-stratum case of ``numerics.metrics.memory_stats.stratified_rank_test``).  The claim holds when
 rho > 0 with one-sided p < ``significance``; it is refuted when rho < 0 with one-sided p below the
@@ -14,7 +14,7 @@ inconclusive.  n and p are stated with the verdict.
 from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
-from implicitbias.claims import head_rank as grids
+from implicitbias.claims.depth import head_rank as grids
 from implicitbias.figures import plt, save_figure
 
 

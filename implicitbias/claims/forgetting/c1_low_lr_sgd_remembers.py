@@ -7,7 +7,7 @@ sigma_w, every run >= 99.5% training accuracy; CIFAR-10 points, not compared wit
 Judged at the claim's checkpoint: per run, the minimum validation loss among its interpolating
 checkpoints (>= 99.5% training accuracy); the same rule at the minimum over all checkpoints and
 at the end of training is stated beside (``forgetting.memory_verdict``).  Parts
-(``claims.memory_rules``, thresholds pre-registered in benchmarks/RESULTS.md):
+(``claims.forgetting.memory_rules``, thresholds pre-registered in benchmarks/RESULTS.md):
 
 - memory: s = m / sigma (memory beyond seed noise over the seed noise; exact noncentral-F
   interval, permutation p-value within seeds) above ``remembers`` (NOISE = 1);
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Verdict, not_run
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.forgetting_figures import accuracy_figure
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.figures import accuracy_figure
 from implicitbias.figures import markdown_table
 from implicitbias.validation.analysis import CHECKPOINTS, mean_by_sigma, memory_of, slopes_of, summarise
 

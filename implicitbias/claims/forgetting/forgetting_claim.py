@@ -1,39 +1,29 @@
-"""C3: adaptive methods forget: Adam, AdamW and Muon show a small spread across sigma_w under the
-low-lr SGD conditions and converge to a common final norm whatever sigma_w.
+"""The rule C3 and C4 share: groups that forget where low-lr SGD remembers.
 
-Source: Spec B s. 2, C3; Das et al., arXiv 2605.29152 (about 4.0 points for Muon against SGD's
-26.5: a fraction 0.151 of SGD's memory).
+Source: Spec B s. 2, C3 and C4; Das et al., arXiv 2605.29152.
 
-Every adaptive group in the baseline's setting (same data, architecture, batch size and horizon)
-is judged relative to the low-lr SGD baseline of the same tier, at the claim's checkpoint (minimum
-validation loss among interpolating checkpoints; the minimum over all checkpoints and the end of
-training stated beside).  Parts per group (``claims.memory_rules``, pre-registered):
-
-- memory: r = m_group / m_SGD (calibrated parametric-bootstrap interval) below ``forgets``
-  (FORGOTTEN = sqrt(4.0 / 26.5) = 0.389);
-- norm: the mean per-seed log-norm slope (t interval) below ``common_norm`` (the same 0.389:
-  1 is a final norm proportional to the initial one, 0 a common final norm).
-
-- agrees: every part of every adaptive group agrees;
-- disagrees: any part of any group lies above its bound (it remembers);
-- inconclusive: the baseline does not interpolate or shows no memory (its s interval reaches 0),
-  a group has fewer than ``min_seeds`` complete seeds, an interval straddles, or a simulated
-  wrong-direction rate above 5% (underpowered, with the seeds needed).
+Each group of the claim's role (``forgetting.roles``) is judged relative to the low-lr SGD
+baseline of the same tier: its memory r = m_group / m_SGD (``claims.forgetting.memory_rules``,
+pre-registered) below its bound (``bound_of``), and with a ``common_norm`` threshold its mean
+per-seed log-norm slope below that; every group.  The verdict is the memory rule's
+(``forgetting.wording.memory_verdict``), with its simulated operating characteristics.
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import Evidence, Verdict, not_run
-from implicitbias.claims import forgetting as fg
-from implicitbias.claims import memory_rules as mr
-from implicitbias.claims.forgetting_figures import groups_figure
+from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting.figures import groups_figure
+from implicitbias.claims.forgetting.group_claim import GroupClaim
+from implicitbias.claims.forgetting.roles import roles
+from implicitbias.claims.forgetting.wording import fmt_failures, memory_verdict
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, slopes_of, summarise
 
-_BLOCKS = ("sgd_low", "adam", "adamw", "muon")
+__all__ = ["ForgettingClaim"]
 
 
-class ForgettingClaim(fg.GroupClaim):
-    """A claim that some groups (``role`` of ``forgetting.roles``) forget where low-lr SGD remembers.
+class ForgettingClaim(GroupClaim):
+    """A claim that some groups (``role`` of ``forgetting.roles.roles``) forget where low-lr SGD remembers.
 
     The rule C3 and C4 share: each group's memory relative to the baseline's below its bound
     (``bound_of``), and with a ``common_norm`` threshold its norm slope below that; every group.
@@ -48,7 +38,7 @@ class ForgettingClaim(fg.GroupClaim):
         return self.threshold("forgets")
 
     def evidence(self, groups, label: str = "") -> Evidence:
-        r = fg.roles(groups)
+        r = roles(groups)
         members = getattr(r, self.role)
         base = None if r.baseline is None else summarise(r.baseline)
         data = {"baseline": base, "groups": [summarise(g) for g in members]}
@@ -62,8 +52,8 @@ class ForgettingClaim(fg.GroupClaim):
         d = evidence.data
         if d["baseline"] is None or not d["groups"]:
             return not_run(f"needs low-lr SGD and {self.kind} groups in the same setting")
-        failures = "; ".join(f"{g['label']}: {fg.fmt_failures(g)}" for g in [d["baseline"], *d["groups"]])
-        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["baseline"]["seeds"],
+        failures = "; ".join(f"{g['label']}: {fmt_failures(g)}" for g in [d["baseline"], *d["groups"]])
+        return memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["baseline"]["seeds"],
                                  self.oc_sims, failures, halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
@@ -95,20 +85,3 @@ class ForgettingClaim(fg.GroupClaim):
             return ""
         path = groups_figure(ctx, [d["baseline"], *d["groups"]], f"{self.id.lower()}_{evidence.label or 'runs'}")
         return f"![{self.id} {evidence.label}]({ctx.link(path)})"
-
-
-class C3(ForgettingClaim):
-    id = "C3"
-    role = "adaptive"
-    kind = "adaptive"
-    statement = "adaptive methods (Adam, AdamW, Muon) forget: small spread and a common final norm"
-    source = "Spec B s. 2 C3; Das et al. arXiv 2605.29152 (Muon about 4.0 points)"
-    section = "clocks"
-    order = 3
-    outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    thresholds = {"forgets": mr.FORGOTTEN, "common_norm": mr.FORGOTTEN, "min_seeds": fg.MIN_SEEDS}
-    configs = {"default": fg.Plan(((fg.TOY, _BLOCKS),)),
-               "full": fg.Plan(((fg.TOY, _BLOCKS), (fg.FASHION_MNIST, _BLOCKS)))}
-
-
-CLAIM = C3()

@@ -1,0 +1,41 @@
+"""Training orchestration of Spec B's claims: the runs of a tier's blocks, trained or read, grouped.
+
+Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
+
+Every run is an ordinary run record (kind ``validation.run``, the records ``implicitbias sweep``
+writes too), cached, resumable and fingerprinted; with a tier's ``ensembles`` the runs that can
+share a step train together (``validation.batched.train_ensembles``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from implicitbias.claims.forgetting.tiers import Tier
+from implicitbias.validation import run as run_mod
+from implicitbias.validation.analysis import Group, group_runs
+from implicitbias.validation.batched import train_ensembles
+
+__all__ = ["measure_groups"]
+
+
+def measure_groups(ctx, tier: Tier, blocks: Sequence[str]) -> list[Group]:
+    """Train (or read from the store) the runs of ``blocks`` of ``tier``; their groups.
+
+    Every run is stored as an ordinary run record (kind ``validation.run``, the records
+    ``implicitbias sweep`` writes too).  With ``tier.ensembles`` the missing runs train as
+    ensembles (``validation.batched.train_ensembles``: every run of these blocks that can share
+    a step in one model, costly ensembles first so a pool of workers finishes together);
+    otherwise every run is its own cell.  ``DataUnavailable`` before anything runs when the
+    blocks' data files are not on this machine.
+    """
+    configs = [c for b in blocks for c in tier.configs(b)]
+    run_mod.require_data(configs)
+    if tier.ensembles:
+        records = train_ensembles(configs, ctx.store, executor=ctx.executor, progress=ctx.progress,
+                                  options=tier.options, desc=f"{tier.name} ensembles")
+    else:
+        records = ctx.map(run_mod.KIND, functools.partial(run_mod.execute, options=dict(tier.options)), configs,
+                          desc=f"{tier.name} runs")
+    return group_runs(list(zip(configs, records)))
