@@ -101,15 +101,26 @@ def test_phase_diagram_outputs(diagram, tmp_path):
         assert diagram.to_frame().shape[0] == 12
 
 
-def test_a_persistent_store_is_reused(tmp_path):
+def test_a_persistent_store_is_reused(tmp_path, monkeypatch):
+    from implicitbias.numerics.maxmargin import phase
+    from implicitbias.store import CellError, Store
+
     path = tmp_path / "results.sqlite"
     first = ib.phase_diagram(K=4, L=2, store=path)
-    from implicitbias.store import Store
-
     with Store(path) as store:
         assert store.counts("maxmargin.phase-column")["done"] == 1
+
+    def never(*args, **kwargs):
+        raise AssertionError("recomputed a cell the store holds")
+
+    # the cells' code is fingerprinted from its source files, so patching what the cells call
+    # leaves their fingerprint as it was: a second call that computed anything would raise here
+    monkeypatch.setattr(phase, "_cell", never)  # what phase_column calls
+    monkeypatch.setattr(phase, "search", never)  # what search_column calls
     again = ib.phase_diagram(K=4, L=2, store=path)
     assert again.cells[0].value == first.cells[0].value
+    with pytest.raises(CellError, match="recomputed"):  # the patch bites where nothing is stored
+        ib.phase_diagram(K=5, L=2, store=path)
 
 
 def test_margin_problem():

@@ -31,7 +31,7 @@ memory at all, 5 sigma_w x 4 seeds at sigma = 2 points give a spread of about 2.
     mean of per-seed values (norm slopes): Student t interval (``t_interval``)
 
 Tables are vectorised over leading axes (..., n, k), which is what the simulations of the
-operating characteristics (``implicitbias.claims.memory_rules``) run on.  Missing runs (NaN) are
+operating characteristics (``implicitbias.claims.forgetting.memory_rules``) run on.  Missing runs (NaN) are
 handled by ``complete``: sigma_w missing in more than half the seeds are dropped, then seeds that
 lack any remaining sigma_w (the analysis is on complete seed x sigma_w tables; said in the report).
 
