@@ -103,6 +103,7 @@ def test_phase_diagram_outputs(diagram, tmp_path):
 
 def test_a_persistent_store_is_reused(tmp_path, monkeypatch):
     from implicitbias.numerics.maxmargin import phase
+
     from implicitbias.store import CellError, Store
 
     path = tmp_path / "results.sqlite"
