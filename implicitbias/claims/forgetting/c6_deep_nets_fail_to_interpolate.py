@@ -65,9 +65,8 @@ def coverage(p_small: float, p_large: float, n: int, sims: int = mr.SIMS, seed: 
     truth = p_small - p_large
     pairs, counts = np.unique(np.stack([rng.binomial(n, p_small, sims), rng.binomial(n, p_large, sims)], 1), axis=0,
                               return_counts=True)
-    covered = sum(c for (a, b), c in zip(pairs, counts) if rate_difference(a, n, b, n)[1] - 1e-12 <= truth
-                  <= rate_difference(a, n, b, n)[2] + 1e-12)
-    return covered / sims
+    intervals = [rate_difference(a, n, b, n)[1:] for a, b in pairs]
+    return sum(c for (lo, hi), c in zip(intervals, counts) if lo - 1e-12 <= truth <= hi + 1e-12) / sims
 
 
 def rates(n: int) -> mr.OC:
@@ -126,13 +125,12 @@ class C6(fg.GroupClaim):
         deep = evidence.data["deep"]
         if not deep:
             planned = len(fg.tier(fg.FASHION_MNIST).seeds)
-            oc = rates(planned)
+            est = _estimate("interpolation rate, smallest - largest sigma_w (not run)", math.nan, math.nan, math.nan,
+                            math.nan, planned, math.nan, ())
             return not_run("no ResNet-56/110 groups (they run in the report's full tier)",
                            f"the rule at the full tier's {planned} seeds per sigma_w (exact): P(agrees | false) "
-                           f"{oc.agree_false:.2g}, P(disagrees | true) {oc.disagree_true:.2g}, P(inconclusive | true) "
-                           f"{oc.inconclusive_true:.2f}",
-                           estimate=_estimate("interpolation rate, smallest - largest sigma_w (not run)", math.nan,
-                                              math.nan, math.nan, math.nan, planned, math.nan, ()))
+                           f"{est.agree_false:.2g}, P(disagrees | true) {est.disagree_true:.2g}, P(inconclusive | true) "
+                           f"{est.inconclusive:.2f}", estimate=est)
         parts, verdicts, estimates = [], [], []
         for s in deep:
             e, arch = s["ends"], s["setting"]["arch"]
@@ -143,12 +141,12 @@ class C6(fg.GroupClaim):
             estimates.append(_estimate(f"interpolation rate, sigma_w {small['sigma_w']:g} - {large['sigma_w']:g} "
                                        f"({arch}; Newcombe interval)", d, lo, hi, cover, min(n, m), e["fisher_p"],
                                        s["seeds"]))
-            oc = rates(min(n, m))
+            est = estimates[-1]
             parts.append(f"{arch}: sigma_w {small['sigma_w']:g} {small['interpolate']}/{n} interpolate, sigma_w "
                          f"{large['sigma_w']:g} {large['interpolate']}/{m} ({large['diverged']} diverged); difference "
                          f"{d:.2f} [{lo:.2f}, {hi:.2f}] (Newcombe, coverage {cover:.3f} at these rates); Fisher exact "
                          f"p = {e['fisher_p']:.3g} (n = {n} seeds each); exact OC: P(agrees | false) "
-                         f"{oc.agree_false:.2g}, P(disagrees | true) {oc.disagree_true:.2g}")
+                         f"{est.agree_false:.2g}, P(disagrees | true) {est.disagree_true:.2g}")
             if small["fail"] == 0 and large["interpolate"] == 0:
                 verdicts.append("agrees")
             elif small["fail"] == 0 and large["fail"] == 0:

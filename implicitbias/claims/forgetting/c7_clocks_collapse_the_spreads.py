@@ -178,6 +178,16 @@ def differences(clock: Sequence[Predictor], others: Sequence[Predictor], y, mask
     return clock_err - strongest_err, clock_name, strongest, errors
 
 
+def interval_of(d: Sequence[float], level: float) -> dict:
+    """The mean of the per-group differences ``d`` with its percentile bootstrap CI over groups at ``level``."""
+    import numpy as np
+
+    from implicitbias.numerics.metrics.resampling import mean_ci_rows
+
+    (lo, hi), = mean_ci_rows(np.array([d]), (level,))
+    return {"estimate": float(np.mean(d)), "lo": float(lo[0]), "hi": float(hi[0]), "n": len(d), "level": level}
+
+
 def comparators(points: Sequence[Mapping], level: float = 0.95) -> dict:
     """Held-out errors per group of the clock (best of its monotone and linear fits) and of every
     non-clock predictor (``SINGLE``: monotone or linear, whichever is better; ``PAIRS``: linear), on the
@@ -186,7 +196,7 @@ def comparators(points: Sequence[Mapping], level: float = 0.95) -> dict:
     import numpy as np
 
     from implicitbias.numerics.metrics.clock_collapse import half_splits
-    from implicitbias.numerics.metrics.resampling import mean_ci, mean_ci_rows
+    from implicitbias.numerics.metrics.resampling import mean_ci
 
     y = np.array([[p["spread"]["estimate"] for p in points]])
     masks, _ = half_splits(len(points))
@@ -197,12 +207,11 @@ def comparators(points: Sequence[Mapping], level: float = 0.95) -> dict:
         base = p.label.rsplit(" (", 1)[0]
         if base not in shown or errors[p.label].mean() < errors[shown[base]].mean():
             shown[base] = p.label
-    (lo, hi), = mean_ci_rows(d, (level,))
-    difference = {"estimate": float(d.mean()), "lo": float(lo[0]), "hi": float(hi[0]), "n": len(points), "level": level}
+    difference = interval_of(d[0].tolist(), level)
     tied = [name for name in SINGLE if _same_order(_values(points, name), [p["clock"] for p in points])]
     return {"clock": clock_name, "clock_error": mean_ci(errors[clock_name][0].tolist()),
             "errors": {k: mean_ci(errors[k][0].tolist()) for k in shown.values()}, "strongest": strongest,
-            "difference": difference, "same_order": tied}
+            "difference": difference, "per_group": d[0].tolist(), "same_order": tied}
 
 
 def _same_order(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -255,14 +264,16 @@ def world_means(points: Sequence[Mapping], y, clock: Sequence[Predictor], others
 
 
 def simulate(points: Sequence[Mapping], margin: float, sims: int = mr.SIMS, seed: int = 0, n: int | None = None,
-             level: float | None = None) -> Simulation:
+             level: float | None = None, laws: tuple[str, str] | None = None) -> Simulation:
     """Operating characteristics of C7's rule on this grid (module docstring, "Operating characteristics").
 
     World "true": each group's spread is the clock's law fitted on all groups plus normal noise of the
     group's own spread noise (``spread_noise``); world "false": the same with the strongest non-clock law.
     ``sims`` tiers per world, the rule on ``SIM_SPLITS`` of its half splits (drawn at random); ``n`` seeds
     per sigma_w scales each group's noise by sqrt(its seeds / n).  Without ``level``, the narrowest level of
-    ``ms.TAILS`` whose coverage of E[d] reaches 95% minus two Monte Carlo standard errors in both worlds."""
+    ``ms.TAILS`` whose coverage of E[d] reaches 95% minus two Monte Carlo standard errors in both worlds.
+    ``laws``: the names of the clock's better law and of the strongest law on these data (``comparators``'
+    ``clock`` and ``strongest``), else found here."""
     import numpy as np
 
     from implicitbias.numerics.metrics.clock_collapse import half_splits
@@ -273,7 +284,10 @@ def simulate(points: Sequence[Mapping], margin: float, sims: int = mr.SIMS, seed
     noise = np.array([spread_noise(p) for p in points]) * (np.sqrt(own / n) if n else 1.0)
     masks, _ = half_splits(len(points))
     clock, others = predictors(points)
-    _, (true_law,), (false_law,), _ = differences(clock, others, y[None], masks)
+    if laws is None:
+        _, (true_law,), (false_law,), _ = differences(clock, others, y[None], masks)
+    else:
+        true_law, false_law = laws
     rng = np.random.default_rng(seed)
     if len(masks) > SIM_SPLITS:
         masks = masks[np.sort(rng.choice(len(masks), SIM_SPLITS, replace=False))]
@@ -385,9 +399,10 @@ class C7(fg.GroupClaim):
         elif c["same_order"]:
             grid = (f"the clock orders the groups exactly as {', '.join(c['same_order'])} does: the grid cannot tell "
                     "them apart")
-        sim = simulate(points, margin, self.oc_sims) if self.oc_sims and not grid else None
+        laws = (c["clock"], c["strongest"])
+        sim = simulate(points, margin, self.oc_sims, laws=laws) if self.oc_sims and not grid else None
         if sim is not None and sim.level != c["difference"]["level"]:
-            c = comparators(points, sim.level)
+            c = {**c, "difference": interval_of(c["per_group"], sim.level)}
         diff, strongest = c["difference"], c["strongest"]
         errors = ", ".join(f"{k} {fg.fmt_ci(v, ' pts', seeds=False)}" for k, v in c["errors"].items())
         o = d["ordering"]
@@ -423,7 +438,8 @@ class C7(fg.GroupClaim):
                                    measured, **numbers)
         needed = None
         if sim is not None and sim.oc.wrong > float(mr.MAX_WRONG):
-            needed = mr.seeds_needed(lambda k: simulate(points, margin, SEARCH_SIMS, n=k, level=sim.level).oc, sim.oc.n)
+            needed = mr.seeds_needed(lambda k: simulate(points, margin, SEARCH_SIMS, n=k, level=sim.level, laws=laws).oc,
+                                     sim.oc.n)
             verdict = inconclusive(f"underpowered (P(agrees | false) {sim.oc.agree_false:.3f}, P(disagrees | true) "
                                    f"{sim.oc.disagree_true:.3f} > {float(mr.MAX_WRONG):g}; rule gave {verdict.verdict}; "
                                    f"seeds needed: {needed or '> 64'})", measured, **numbers)
