@@ -140,6 +140,22 @@ def _oc(agree_true, disagree_true, agree_false, disagree_false, sims: int, n: in
               float(1 - agree_false - disagree_false), sims, n)
 
 
+def _simulated_snr(mem: ms.Memory, m: float, n: int, sims: int, rng: np.random.Generator):
+    """The memory-to-noise intervals (lo, hi arrays) of ``sims`` simulated tables of ``mem``'s shape and
+    noise with memory ``m`` at n seeds."""
+    a = ms.anova(ms.simulate_tables(mem.shape, m, mem.sigma, n, sims, rng))
+    return ms.snr_interval(a.f, mem.k - 1, (n - 1) * (mem.k - 1), n, mem.snr.level)
+
+
+def _t_bounds(x: np.ndarray, level: float):
+    """The t intervals (lo, hi arrays) of the mean of every row of ``x`` (sims, n)."""
+    from scipy.stats import t
+
+    n = x.shape[-1]
+    half = t.ppf(1 - (1 - level) / 2, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
+    return x.mean(-1) - half, x.mean(-1) + half
+
+
 def oc_snr(mem: ms.Memory, bound: float, below: bool = False, sims: int = SIMS, seed: int = 0,
            n: int | None = None) -> OC:
     """Operating characteristics of ``side(memory-to-noise interval, bound)`` at the table's n x k
@@ -148,8 +164,7 @@ def oc_snr(mem: ms.Memory, bound: float, below: bool = False, sims: int = SIMS, 
     rng = np.random.default_rng(seed)
     rates = []
     for s in ((bound / WORLD, bound * WORLD) if below else (bound * WORLD, bound / WORLD)):
-        a = ms.anova(ms.simulate_tables(mem.shape, s * mem.sigma, mem.sigma, n, sims, rng))
-        lo, hi = ms.snr_interval(a.f, mem.k - 1, (n - 1) * (mem.k - 1), n, mem.snr.level)
+        lo, hi = _simulated_snr(mem, s * mem.sigma, n, sims, rng)
         agree, disagree = _sides(lo, hi, bound, below)
         rates += [agree.mean(), disagree.mean()]
     return _oc(*rates, sims, n)
@@ -198,7 +213,6 @@ def oc_mean(values: Sequence[float], bound: float, below: bool, sims: int = SIMS
             n: int | None = None) -> OC:
     """Operating characteristics of ``side(t interval of the mean, bound)`` for normal per-seed
     values with their measured sd, the true mean bound / WORLD or bound x WORLD."""
-    from scipy.stats import t
 
     v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
     n = len(v) if n is None else n
@@ -207,8 +221,7 @@ def oc_mean(values: Sequence[float], bound: float, below: bool, sims: int = SIMS
     rates = []
     for mean in ((bound / WORLD, bound * WORLD) if below else (bound * WORLD, bound / WORLD)):
         x = mean + sd * rng.standard_normal((sims, n))
-        half = t.ppf(0.975, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
-        agree, disagree = _sides(x.mean(-1) - half, x.mean(-1) + half, bound, below)
+        agree, disagree = _sides(*_t_bounds(x, ms.CONFIDENCE), bound, below)
         rates += [agree.mean(), disagree.mean()]
     return _oc(*rates, sims, n)
 
@@ -262,8 +275,7 @@ def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = 
     interval = mem.snr
     if sims and mem.usable and mem.sigma > 0:
         rng = np.random.default_rng(1)
-        a = ms.anova(ms.simulate_tables(mem.shape, mem.m, mem.sigma, mem.n, sims, rng))
-        lo, hi = ms.snr_interval(a.f, mem.k - 1, (mem.n - 1) * (mem.k - 1), mem.n, interval.level)
+        lo, hi = _simulated_snr(mem, mem.m, mem.n, sims, rng)
         truth = mem.m / mem.sigma
         interval = replace(interval, coverage=float(np.mean((lo <= truth + 1e-9) & (truth <= hi + 1e-9))))
     return _part(what, interval, bound, below, lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n), mem.n,
@@ -280,15 +292,14 @@ def ratio_part(what: str, group: ms.Memory, ref: ms.Memory, bound, below: bool =
 
 def mean_part(what: str, values: Sequence[float], bound, below: bool, sims: int = SIMS) -> Part:
     """The part "mean of per-seed ``values`` against ``bound``" (t interval), with its OC."""
-    from scipy.stats import t
 
     v = [x for x in values if x is not None and math.isfinite(x)]
     interval = ms.t_interval(v)
     if sims and len(v) >= 2:  # coverage at the measured mean and sd, normal per-seed values
         n, sd = len(v), float(np.std(v, ddof=1))
         x = interval.estimate + sd * np.random.default_rng(1).standard_normal((sims, n))
-        half = t.ppf(1 - (1 - interval.level) / 2, n - 1) * x.std(-1, ddof=1) / math.sqrt(n)
-        inside = np.abs(x.mean(-1) - interval.estimate) <= half
+        lo, hi = _t_bounds(x, interval.level)
+        inside = (lo <= interval.estimate) & (interval.estimate <= hi)
         interval = replace(interval, coverage=float(inside.mean()))
     return _part(what, interval, bound, below, lambda n: oc_mean(v, float(bound), below, sims or SIMS, n=n),
                  len(v), sims)
