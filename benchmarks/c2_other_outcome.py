@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import implicitbias as ib
+from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.c2_longer_training_keeps_the_spread import CLAIM
 from implicitbias.validation.analysis import group_runs
 
@@ -37,9 +38,11 @@ def main() -> None:
     result = ib.sweep(spec, store=args.store, progress=True)
     groups = group_runs(result.runs)  # in spec order: each block at E, then the same at 5E
     for short, long in zip(groups[::2], groups[1::2]):
-        verdict = CLAIM.judge(CLAIM.pair_evidence(short, long, "horizons"))
+        evidence = CLAIM.pair_evidence(short, long, "horizons")
+        verdict = CLAIM.judge(evidence)
+        parts, premise = CLAIM.parts(evidence.data, "end", 0)  # the same rule at the end of training (intervals only)
         print(f"C2's rule on {short.label} vs {long.setting['epochs']} ep: {verdict.verdict}: {verdict.reason}\n"
-              f"  {verdict.measured}")
+              f"  {verdict.measured}\n  end of training: {premise or '; '.join(mr.describe(p) for p in parts)}")
 
 if __name__ == "__main__":
     main()

@@ -34,12 +34,12 @@ forgetting as fg``; ``fg.Plan``, ``fg.roles``, ...); ``analyse`` is not, since i
 
 from implicitbias.claims.forgetting.group_claim import MIN_SEEDS, GroupClaim
 from implicitbias.claims.forgetting.roles import Roles, roles
-from implicitbias.claims.forgetting.tiers import DEEP, FASHION_MNIST, REPORT_TIERS, TOY, Plan, Tier, shallow_blocks, tier
+from implicitbias.claims.forgetting.tiers import DEEP, FASHION_MNIST, HORIZONS, REPORT_TIERS, TOY, Plan, Tier, shallow_blocks, tier
 from implicitbias.claims.forgetting.training import measure_groups
 from implicitbias.claims.forgetting.wording import fmt_ci, fmt_failures, memory_verdict, span, stability
 
 __all__ = [
-    "DEEP", "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "MIN_SEEDS",
+    "DEEP", "Tier", "tier", "TOY", "HORIZONS", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "MIN_SEEDS",
     "GroupClaim", "Roles", "roles", "measure_groups", "memory_verdict", "span", "stability", "fmt_ci",
     "fmt_failures",
 ]

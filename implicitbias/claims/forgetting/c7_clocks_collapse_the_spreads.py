@@ -9,7 +9,8 @@ two of them do.
 
 Source: Spec B s. 2, C7 and s. 3; Das et al., arXiv 2605.29152.
 
-Data: the toy tier's groups (``validation/specs/default.toml``) and the clock-collapse grid
+Data: the toy tier's groups (``validation/specs/default.toml``), its horizon pair (``horizon.toml``:
+low-lr SGD cosine to 120 and to 600 epochs, the long horizon) and the clock-collapse grid
 (``validation/specs/collapse.toml``: groups sharing the value of their clock but 4x apart in
 epochs, steps, learning rate or batch size); in the ``full`` tier also its 480-epoch groups
 (``collapse_long.toml``: each clock value at epochs 16x apart) and, judged apart, the
@@ -341,9 +342,9 @@ class C7(fg.GroupClaim):
         "margin": Threshold(1.0, "points of held-out error: a seed-mean spread over 4 seeds carries 1-2 points of "
                                  "test-set noise, so a clock less than a point better than epochs is no better"),
     }
-    _toy = CollapsePlan(((fg.TOY, None), (COLLAPSE, None)), "toy")
+    _toy = CollapsePlan(((fg.TOY, None), (fg.HORIZONS, None), (COLLAPSE, None)), "toy")
     configs = {"default": CollapseConfig((_toy,)), "gpu": CollapseConfig((_toy,)),
-               "full": CollapseConfig((CollapsePlan(((fg.TOY, None), (COLLAPSE, None), (COLLAPSE_LONG, None)), "toy"),
+               "full": CollapseConfig((CollapsePlan(((fg.TOY, None), (fg.HORIZONS, None), (COLLAPSE, None), (COLLAPSE_LONG, None)), "toy"),
                                        CollapsePlan(((fg.FASHION_MNIST, None),), "fashion_mnist")))}
 
     def measure(self, ctx, config: CollapseConfig) -> list[Evidence]:

@@ -3,9 +3,10 @@
 Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
 
 The clocks section shows, before the claims C1-C5, every tier its report tier runs
-(``forgetting.tiers.REPORT_TIERS``): :func:`report_tiers` trains (or reads from the store) the tier's
-blocks but the deep ResNets, every ensemble of the tier at once so a pool of workers shares
-them.  The clock-collapse section shows, before C7, the grids C7 measures that the clocks
+(``forgetting.tiers.REPORT_TIERS``): :func:`report_tiers` first trains (or finds in the store) every
+block that these tiers and the section's claims (C1-C6) measure, every ensemble at once so a pool
+of workers shares them (``forgetting.training.train_tiers``), then reads the tier's blocks but the
+deep ResNets.  The clock-collapse section shows, before C7, the grids C7 measures that the clocks
 section does not show already (:func:`collapse_grids`).  Training goes through
 ``forgetting.training.measure_groups`` (cached, resumable, fingerprinted run records, the ones
 ``implicitbias sweep`` writes too); the sections lay the groups out (``forgetting.analyse.overview``).
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from implicitbias.claims import registry
 from implicitbias.claims.forgetting import tiers
 from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM as C7
-from implicitbias.claims.forgetting.training import measure_groups
+from implicitbias.claims.forgetting.group_claim import GroupClaim
+from implicitbias.claims.forgetting.training import measure_groups, train_tiers
 from implicitbias.validation.analysis import Group
 
 __all__ = ["TierGroups", "report_tiers", "collapse_grids"]
@@ -31,10 +34,16 @@ class TierGroups:
     groups: list[Group]
 
 
-def report_tiers(ctx) -> list[TierGroups]:
-    """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets."""
-    return [TierGroups(t, measure_groups(ctx, t, tiers.shallow_blocks(spec)))
-            for spec in tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"]) for t in [tiers.tier(spec)]]
+def report_tiers(ctx, section: str) -> list[TierGroups]:
+    """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets,
+    after training those and what the Spec B claims of report section ``section`` measure in
+    ``ctx.tier``, in one pool."""
+    shown = [(tiers.tier(spec), tiers.shallow_blocks(spec))
+             for spec in tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"])]
+    measured = [r for c in registry().values() if isinstance(c, GroupClaim) and c.section == section
+                for r in c.config(ctx.tier).resolved()]
+    train_tiers(ctx, shown + measured)
+    return [TierGroups(t, measure_groups(ctx, t, blocks)) for t, blocks in shown]
 
 
 def collapse_grids(ctx) -> list[TierGroups]:

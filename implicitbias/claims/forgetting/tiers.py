@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEEP", "Tier", "tier", "TOY", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan"]
+__all__ = ["DEEP", "Tier", "tier", "TOY", "HORIZONS", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan"]
 
 DEEP = ("resnet56", "resnet110")
 
@@ -72,6 +72,7 @@ def tier(spec: str) -> Tier:
 
 
 TOY = "default"  # validation/specs/default.toml: the report's default tier
+HORIZONS = "horizon"  # validation/specs/horizon.toml: the toy tier's low-lr SGD, cosine to E and to 5E (C2, C7)
 FASHION_MNIST = "fashion_mnist_cpu"  # validation/specs/fashion_mnist_cpu.toml: report tier full
 REPORT_TIERS = {"default": (TOY,), "gpu": (TOY,), "full": (TOY, FASHION_MNIST)}  # the specs each report tier runs
 

@@ -31,7 +31,7 @@ def design(t: fg.Tier) -> str:
 
 def exhibit(ctx) -> str:
     parts = []
-    for shown in report_tiers(ctx):
+    for shown in report_tiers(ctx, NAME):
         t = shown.tier
         parts += [design(t), "", overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
     return "\n".join(parts)
