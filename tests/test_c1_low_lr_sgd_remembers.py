@@ -128,6 +128,9 @@ def test_stability_judges_two_disjoint_seed_halves_and_says_whether_they_agree()
     ev.data["halves"] = [([0, 1, 2, 3], "agrees"), ([4, 5, 6, 7], "inconclusive")]
     v = judged(CLAIM, ev)
     assert "not the same verdict on seeds 0-3 (agrees) and 4-7 (inconclusive)" in v.numbers["estimate"].stability
+    ev.data["halves"] = [([0, 1, 2, 3], "inconclusive"), ([4, 5, 6, 7], "inconclusive")]
+    v = judged(CLAIM, ev)  # the whole set agrees, both halves straddle
+    assert "both halves give inconclusive (seeds 0-3 and 4-7, intervals only), the whole set agrees" in v.reason
     assert CLAIM.halves(group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4)))) == []  # 5 < 2 x 3 seeds
 
 

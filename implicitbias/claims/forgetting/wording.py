@@ -19,15 +19,21 @@ __all__ = ["memory_verdict", "span", "stability", "fmt_ci", "fmt_failures"]
 
 
 def stability(halves: Sequence | None, verdict: str) -> str:
-    """"same verdict on seeds 10-13 (agrees) and 14-17 (agrees), intervals only", or "not the same
-    verdict ...", from an Evidence's ``halves``; when they could not be judged (a group with fewer
-    than 2 x ``MIN_SEEDS`` seeds) it says so; "" when none were computed (``halves`` None)."""
+    """From an Evidence's ``halves`` and the whole set's ``verdict``: "same verdict on seeds 10-13
+    (agrees) and 14-17 (agrees), intervals only" when both halves give the verdict; "not the same
+    verdict on seeds ... (agrees) and ... (inconclusive), ..." when the halves differ; "both halves
+    give disagrees (seeds ... and ..., intervals only), the whole set inconclusive" when they agree
+    with each other and not with the verdict (the halves are judged without the simulated gate, which
+    can make the whole set's verdict inconclusive).  When they could not be judged (a group with
+    fewer than 2 x ``MIN_SEEDS`` seeds) it says so; "" when none were computed (``halves`` None)."""
     if halves is None:
         return ""
     if len(halves) != 2:
         return f"not judged on seed halves (a group has fewer than 2 x {float(MIN_SEEDS):g} seeds)"
     (a, va), (b, vb) = halves
-    return (f"{'same verdict' if va == vb == verdict else 'not the same verdict'} on seeds {span(a)} ({va}) and "
+    if va == vb != verdict:
+        return f"both halves give {va} (seeds {span(a)} and {span(b)}, intervals only), the whole set {verdict}"
+    return (f"{'same verdict' if va == vb else 'not the same verdict'} on seeds {span(a)} ({va}) and "
             f"{span(b)} ({vb}), intervals only")
 
 
