@@ -55,6 +55,22 @@ def test_mini_tier_runs_the_claims_through_the_store(store, tmp_path):
     assert C1.evidence(measure_groups(ctx, MINI, ("sgd_low",))).data == ev.data  # served from the store
 
 
+
+def test_train_tiers_pools_every_tier_once_and_leaves_missing_data_to_the_claims(store, tmp_path, monkeypatch):
+    """Two plans naming sgd_low (once from each of two tiers holding the same runs) and adam: one pool
+    trains each run once, and a tier whose data files are missing is left out without an error."""
+    from implicitbias.claims.forgetting import training
+
+    calls = []
+    monkeypatch.setattr(training, "train_ensembles", lambda configs, *a, **kw: calls.append(configs))
+    twin = dataclasses.replace(MINI, name="toy-mini-twin")
+    missing = dataclasses.replace(MINI, name="no-data", blocks={"sgd_low": tuple(
+        {**c, "dataset": "fashion_mnist", "data_path": str(tmp_path / "absent")} for c in MINI.configs("sgd_low"))})
+    ctx = Context(store=store, out=tmp_path, progress=False)
+    training.train_tiers(ctx, [(MINI, ("sgd_low", "adam")), (twin, ("sgd_low",)), (missing, ("sgd_low",))])
+    assert len(calls) == 1 and sorted(map(json.dumps, calls[0])) == sorted(
+        json.dumps(c) for b in ("sgd_low", "adam") for c in MINI.configs(b))
+
 @pytest.mark.slow
 def test_every_low_lr_sgd_run_of_the_toy_tier_interpolates(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
