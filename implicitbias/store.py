@@ -97,6 +97,13 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")  # a write-ahead log's header, either byte order
 _DRAIN_S = 0.5  # on an interrupt, how long results already on their way from workers are awaited
 _CLOSED: set[str] = set()  # owner tags of the stores this process closed: their leases are over
+# The store files this process has open, with how many Stores hold each.  SQLite's locks on a file are POSIX
+# advisory locks, which belong to the process: closing any descriptor of the file here releases them all
+# (another process could then take the file exclusively and remove the log under the open connections:
+# "How To Corrupt An SQLite Database File", s. 2.2).  So a file already open here is not read again before
+# SQLite connects (``_check_file``); it was checked when it was first opened.
+_OPEN_FILES: dict[Path, int] = {}
+_OPEN_LOCK = threading.Lock()
 _UNTOUCHED = "it was left untouched; pass --store a new path (or restore the file from a copy)"
 
 
@@ -176,9 +183,13 @@ class Store:
         self.lease_seconds = float(lease_seconds)
         self.owner = _owner_tag()
         self._digest = "digest"  # the records column of digests ("NULL" in a read-only store from before them)
-        torn = self._check_file()
-        self.readonly = self._must_read_only()
-        self._db = self._connect()
+        self._file = self.path.resolve()
+        with _OPEN_LOCK:
+            torn = False if _OPEN_FILES.get(self._file) else self._check_file()
+            self.readonly = self._must_read_only()
+            self._db = self._connect()
+            _OPEN_FILES[self._file] = _OPEN_FILES.get(self._file, 0) + 1
+            self._counted = True
         try:
             layout = self._check_contents()
             if not self.readonly:
@@ -190,7 +201,7 @@ class Store:
                     with contextlib.suppress(sqlite3.OperationalError):
                         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.OperationalError as exc:
-            self._db.close()
+            self._release_file()
             if "locked" in str(exc):
                 raise StoreError(f"store {self.path} is busy: another process kept it locked for 60 s; try again") from None
             if "full" in str(exc):
@@ -198,11 +209,24 @@ class Store:
                                  "(nothing stored is lost)") from None
             raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
         except sqlite3.DatabaseError as exc:
-            self._db.close()
+            self._release_file()
             raise StoreError(f"store {self.path} cannot be used ({exc}); {_UNTOUCHED}") from None
         except BaseException:
-            self._db.close()
+            self._release_file()
             raise
+
+    def _release_file(self) -> None:
+        """Close the connection and count this Store out of ``_OPEN_FILES`` (once, however often it is called)."""
+        with _OPEN_LOCK:
+            self._db.close()
+            if not self._counted:
+                return
+            self._counted = False
+            left = _OPEN_FILES.get(self._file, 1) - 1
+            if left:
+                _OPEN_FILES[self._file] = left
+            else:
+                _OPEN_FILES.pop(self._file, None)
 
     # -- opening: what users do to files ------------------------------------------------------
     def _check_file(self) -> bool:
@@ -362,7 +386,7 @@ class Store:
         if not self.readonly:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("UPDATE records SET owner=NULL WHERE owner=? AND status='running'", (self.owner,))
-        self._db.close()
+        self._release_file()
 
     def __enter__(self) -> Store:
         return self

@@ -5,8 +5,10 @@ read-only store serves what it holds and says so in one line when something must
 import contextlib
 import hashlib
 import os
+import platform
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -296,3 +298,39 @@ def test_a_read_only_store_from_before_schema_markers_is_served_untouched(tmp_pa
         assert s.readonly and s.get("cell", {"x": 1}, code=CODE) == {"v": 1}
         assert s.records("cell", code=CODE) == [({"x": 1}, {"v": 1})]
     assert _digest(path) == before
+
+
+# another process asks whether it could write-lock SQLite's shared-lock bytes of the file (F_GETLK: the
+# layout of struct flock on Linux x86-64); True while this process holds its shared lock
+_LOCK_PROBE = r'''
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0x40000002, 510, 0)
+print(struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, lock))[0] != fcntl.F_UNLCK)
+'''
+
+
+def _locked_elsewhere(path) -> bool:
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _LOCK_PROBE, str(path)], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.machine() != "x86_64",
+                    reason="the probe packs Linux x86-64's struct flock")
+def test_a_second_store_on_an_open_file_keeps_the_first_ones_locks(tmp_path):
+    """SQLite's locks are the process's POSIX locks, and closing any descriptor of the file drops them:
+    opening the same file again in this process (a notebook's second ``open_store``, the report's prefetch)
+    must not read it behind SQLite, or another process could take it and remove the log under the open
+    connections."""
+    path = _filled(tmp_path / "s.sqlite", 3)
+    with Store(path) as first:
+        assert _locked_elsewhere(path)
+        with Store(path) as second:
+            assert second.get("cell", {"x": 1}, code=CODE)["value"] == 1
+            assert _locked_elsewhere(path)
+        assert _locked_elsewhere(path) and first.get("cell", {"x": 2}, code=CODE)["value"] == 2
+    assert not _locked_elsewhere(path)
+    with Store(path) as again:  # closed everywhere: the file is checked again on open
+        assert again.get("cell", {"x": 0}, code=CODE)["value"] == 0
