@@ -71,7 +71,7 @@ def check_executor(kind: str, workers: int | None = None, address: str | None = 
 
 @contextlib.contextmanager
 def open_executor(
-    kind: str = "inline", workers: int | None = None, address: str | None = None
+    kind: str = "inline", workers: int | None = None, address: str | None = None, *, nice: int = 0
 ) -> Iterator[Executor]:
     """Open an executor by name and close it (and any cluster it started) afterwards.
 
@@ -82,7 +82,9 @@ def open_executor(
     ``workers`` single-threaded worker processes; yields ``client.get_executor()``.  ``slurm``:
     a ``dask_jobqueue.SLURMCluster`` configured by the dask config (``jobqueue.slurm``: queue,
     cores, memory, walltime, job_extra_directives...) scaled to ``workers`` jobs (default 1);
-    needs ``pip install implicitbias[slurm]``.
+    needs ``pip install implicitbias[slurm]``.  ``nice``: the process pool's workers lower their
+    priority by this much (``os.nice``; 19: they run only on cores nothing else wants, as the report's
+    prefetch does).
     """
     workers = check_executor(kind, workers, address)
     if kind == "inline":
@@ -99,7 +101,7 @@ def open_executor(
             max_workers=workers or gpus or os.cpu_count(),
             mp_context=ctx,
             initializer=_start_worker,
-            initargs=(os.getpid(), queue),
+            initargs=(os.getpid(), queue, nice),
         )
         try:
             yield pool
@@ -213,13 +215,16 @@ def _stop_now(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True)
 
 
-def _start_worker(client_pid: int, gpu_queue) -> None:
+def _start_worker(client_pid: int, gpu_queue, nice: int = 0) -> None:
     """Process-pool initializer: end with the client (see the module docstring), leave SIGINT and
     SIGTERM to the client (a Ctrl-C reaches the whole process group; the client decides what
-    finishes, and ends its workers), and, where GPUs exist, see only the GPU taken from ``gpu_queue``."""
+    finishes, and ends its workers), lower its priority by ``nice``, and, where GPUs exist, see only
+    the GPU taken from ``gpu_queue``."""
     _die_with(client_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if nice:
+        os.nice(nice)
     if gpu_queue is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_queue.get())
 

@@ -190,13 +190,13 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
     assert 0 < store.counts("validation.ensemble")["done"] <= len(tiny.blocks) + len(horizons.blocks)
 
 
-def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monkeypatch):
+@pytest.fixture
+def collapse_mini(monkeypatch):
     """The clock-collapse section on miniatures: the toy tier's sgd_low and adam blocks (MINI) and four
     SGD blocks of the collapse grid (30 and 120 epochs cut to 2 and 8, 256 images)."""
     from implicitbias.claims.forgetting import tiers
     from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM as C7
     from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import COLLAPSE, CollapseConfig, CollapsePlan
-    from implicitbias.report import build_report
 
     grid = tier(COLLAPSE)
     picked = ("sgd_lr0.3_e30", "sgd_lr0.6_e30", "sgd_lr0.15", "sgd_lr0.6_b128")
@@ -207,6 +207,11 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monk
     monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: MINI, COLLAPSE: mini_grid}.get(spec) or tier(spec))
     # the miniature leaves out C7's long horizons (validation/specs/horizon.toml)
     monkeypatch.setitem(C7.configs, "default", CollapseConfig((CollapsePlan(((TOY, None), (COLLAPSE, None)), "toy"),)))
+
+
+def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, collapse_mini):
+    from implicitbias.report import build_report
+
     built = build_report(tmp_path / "out", store, only=["collapse"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
@@ -216,3 +221,32 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, monk
     assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
     assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
     assert store.counts("validation.ensemble") == {"done": 4}  # sgd_low + adam; the two 2-epoch blocks; 8 epochs; b 128
+
+
+def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, collapse_mini):
+    """With a process pool the section's cells are prefetched by a second owner of the store (its own
+    connection and pool): every ensemble is trained once between the two, and the rows are those of
+    a report built without a prefetch (in-process, another store)."""
+    from implicitbias.executors import open_executor
+    from implicitbias.report import build_report
+    from implicitbias.store import Store
+
+    with Store(tmp_path / "pooled.sqlite") as pooled, open_executor("process", 1) as executor:
+        rows = build_report(tmp_path / "a", pooled, only=["collapse"], executor=executor, progress=False).claims
+        assert pooled.counts("validation.ensemble") == {"done": 4}
+    with Store(tmp_path / "alone.sqlite") as alone:
+        assert build_report(tmp_path / "b", alone, only=["collapse"], progress=False).claims == rows
+
+
+def test_a_failing_prefetch_job_is_left_to_its_section(store, tmp_path):
+    """A prefetch job that raises does not stop the next one, and nothing is raised: the section
+    computes (and reports) what the job did not store."""
+    from implicitbias.report import _prefetch
+
+    done = []
+
+    def broken(ctx):
+        raise RuntimeError("no")
+
+    _prefetch([broken, lambda ctx: done.append(ctx.tier)], store.path, "gpu", None)
+    assert done == ["gpu"]

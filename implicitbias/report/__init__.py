@@ -9,10 +9,21 @@ Sections are layout only: modules of ``implicitbias.report.sections``, each defi
                       that are not verdicts, e.g. the phase diagram or derived flows), laying out
                       what an exhibit module of ``implicitbias.claims`` computes: a section
                       imports and calls nothing that computes (``tests/test_claims_layer.py``)
+    prefetch(ctx)     optional: calls the claims-layer function that trains (or finds in the
+                      store) the cells the section will read, analysing nothing
 
 and the claims of a section are the claims of ``implicitbias.claims`` whose ``section`` is its
 NAME, each shown with its verdict, reason and details.  The writer puts every claim into one
 table at the top.
+
+Prefetch: with a local process pool, the sections that have a ``prefetch`` are computed ahead,
+in the order of the report, by a background thread with its own connection to the store and its
+own one-worker pool at the lowest priority (nice 19: it runs where the cores are idle, and does not
+slow the sections being built), while the sections before them are built; a section then reads what is
+stored, waits for a cell the prefetch is computing (its lease, ``Store.map``), and computes the
+rest itself.  The records are the same whoever computes them (the same cell functions, one torch
+thread per run), so the report is the same; only idle cores are filled (the main process's analysis
+and the small cells of the Spec A sections leave them idle, ``benchmarks/RESULTS.md``).
 
 One bad section does not cost the others: a claim or exhibit whose computation raises gets an
 ``error`` row (or paragraph) with the one-line cause, every other section is still built and the
@@ -29,8 +40,10 @@ import importlib
 import pkgutil
 import re
 import platform
+import threading
 import time
-from concurrent.futures import Executor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -130,6 +143,35 @@ def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: boo
     return "\n".join(parts), rows, errors
 
 
+def _prefetch(jobs: Sequence[Callable], path: Path, tier: str, pool: Executor) -> None:
+    """Run the sections' ``prefetch`` jobs in order on a store of their own at ``path``.  A failure
+    is left to the section: what a job did not store, the section computes itself and reports
+    there, so nothing is raised here (a prefetch only saves time)."""
+    with contextlib.suppress(Exception), Store(path) as store:
+        ctx = Context(store=store, tier=tier, executor=pool, progress=False)
+        for job in jobs:
+            with contextlib.suppress(Exception):
+                job(ctx)
+
+
+@contextlib.contextmanager
+def _prefetching(jobs: Sequence[Callable], store: Store, tier: str, executor: Executor | None):
+    """The prefetch thread (module docstring) while the body builds the sections: started only for a
+    local process pool and a store file, joined when the body has finished; if the body raises (an
+    interrupt), its one-worker pool is ended at once and the thread left to end with it."""
+    from implicitbias.executors import open_executor
+
+    if not jobs or not isinstance(executor, ProcessPoolExecutor) or not Path(store.path).is_file():
+        yield
+        return
+    with open_executor("process", 1, nice=19) as pool:
+        thread = threading.Thread(target=_prefetch, args=(jobs, Path(store.path), tier, pool), daemon=True,
+                                  name="implicitbias-prefetch")
+        thread.start()
+        yield
+        thread.join()
+
+
 def build_report(
     out: str | Path,
     store: Store,
@@ -159,13 +201,15 @@ def build_report(
 
     built: list[tuple[str, str, list[Row], float]] = []
     errors: list[str] = []
-    for mod, own in chosen:
-        if progress:
-            print(f"[report] {mod.TITLE} ...", flush=True)
-        t0 = time.perf_counter()
-        markdown, rows, failed = _build_section(mod, ctx, own, verify_only)
-        built.append((mod.TITLE, markdown, rows, time.perf_counter() - t0))
-        errors += failed
+    jobs = [] if verify_only else [mod.prefetch for mod, _ in chosen if hasattr(mod, "prefetch")]
+    with _prefetching(jobs, store, tier, executor):
+        for mod, own in chosen:
+            if progress:
+                print(f"[report] {mod.TITLE} ...", flush=True)
+            t0 = time.perf_counter()
+            markdown, rows, failed = _build_section(mod, ctx, own, verify_only)
+            built.append((mod.TITLE, markdown, rows, time.perf_counter() - t0))
+            errors += failed
 
     rows = [r for *_, section_rows, _ in built for r in section_rows]
     lines = [

@@ -79,6 +79,22 @@ def setting(dataset: str) -> str:
             "no regularisation")
 
 
+def train(ctx, dataset: str) -> tuple[list[dict], list[dict]]:
+    """The configs of ``dataset``'s grids (every head init) and their run records, trained or read
+    from the store (``ctx.map``)."""
+    configs = [c for base, axes in GRIDS[dataset] for c in hr.grid(base, **axes)]
+    run = functools.partial(hr.execute, options={"threads": 1})
+    return configs, ctx.map(hr.KIND, run, configs, desc=f"head rank ({dataset})")
+
+
+def train_grids(ctx, config: Config) -> None:
+    """Train (or find in the store) the grids of every dataset of ``config`` whose files are on this
+    machine; nothing is summarised (the report's prefetch, ``implicitbias.report``)."""
+    for dataset in config.datasets:
+        if dataset_path_problem(dataset, None) is None:
+            train(ctx, dataset)
+
+
 def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
     """One Evidence per dataset: {"dataset", "rows"} (``hr.summarise`` rows, every head init), or
     {"dataset", "missing"} when the dataset's files are not on this machine.  ``small_init``: only
@@ -91,9 +107,7 @@ def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
         if problem is not None:
             out.append(Evidence(setting(dataset), {"dataset": dataset, "missing": problem}, dataset))
             continue
-        configs = [c for base, axes in GRIDS[dataset] for c in hr.grid(base, **axes)]
-        run = functools.partial(hr.execute, options={"threads": 1})
-        records = ctx.map(hr.KIND, run, configs, desc=f"head rank ({dataset})")
+        configs, records = train(ctx, dataset)
         out.append(Evidence(setting(dataset), {"dataset": dataset, "rows": hr.summarise(configs, records)}, dataset))
     return out
 

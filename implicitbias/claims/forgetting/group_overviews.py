@@ -23,7 +23,7 @@ from implicitbias.claims.forgetting.group_claim import GroupClaim
 from implicitbias.claims.forgetting.training import measure_groups, train_tiers
 from implicitbias.validation.analysis import Group
 
-__all__ = ["TierGroups", "report_tiers", "collapse_grids"]
+__all__ = ["TierGroups", "train_section", "report_tiers", "collapse_grids"]
 
 
 @dataclass(frozen=True)
@@ -34,16 +34,27 @@ class TierGroups:
     groups: list[Group]
 
 
-def report_tiers(ctx, section: str) -> list[TierGroups]:
-    """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets,
-    after training those and what the Spec B claims of report section ``section`` measure in
-    ``ctx.tier``, in one pool."""
-    shown = [(tiers.tier(spec), tiers.shallow_blocks(spec))
-             for spec in tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"])]
+def _shown(ctx) -> list[tuple[tiers.Tier, tuple[str, ...]]]:
+    """The tiers report tier ``ctx.tier`` runs, each with its blocks but the deep ResNets."""
+    return [(tiers.tier(spec), tiers.shallow_blocks(spec))
+            for spec in tiers.REPORT_TIERS.get(ctx.tier, tiers.REPORT_TIERS["default"])]
+
+
+def train_section(ctx, section: str) -> None:
+    """Train (or find in the store) in one pool what report section ``section`` shows and measures:
+    the report tier's tiers and every block the Spec B claims of ``section`` measure in ``ctx.tier``
+    (``forgetting.training.train_tiers``); nothing is analysed."""
     measured = [r for c in registry().values() if isinstance(c, GroupClaim) and c.section == section
                 for r in c.config(ctx.tier).resolved()]
-    train_tiers(ctx, shown + measured)
-    return [TierGroups(t, measure_groups(ctx, t, blocks)) for t, blocks in shown]
+    train_tiers(ctx, _shown(ctx) + measured)
+
+
+def report_tiers(ctx, section: str) -> list[TierGroups]:
+    """Every tier report tier ``ctx.tier`` runs, with the groups of its blocks but the deep ResNets,
+    after :func:`train_section` has trained those and what the claims of report section ``section``
+    measure."""
+    train_section(ctx, section)
+    return [TierGroups(t, measure_groups(ctx, t, blocks)) for t, blocks in _shown(ctx)]
 
 
 def collapse_grids(ctx) -> list[TierGroups]:

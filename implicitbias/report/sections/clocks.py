@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting.analyse import overview
-from implicitbias.claims.forgetting.group_overviews import report_tiers
+from implicitbias.claims.forgetting.group_overviews import report_tiers, train_section
 
 NAME = "clocks"
 ORDER = 35
@@ -35,3 +35,7 @@ def exhibit(ctx) -> str:
         t = shown.tier
         parts += [design(t), "", overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
     return "\n".join(parts)
+
+
+def prefetch(ctx) -> None:
+    train_section(ctx, NAME)

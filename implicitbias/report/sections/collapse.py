@@ -9,7 +9,7 @@ layer trains them).
 from __future__ import annotations
 
 from implicitbias.claims.forgetting.analyse import overview
-from implicitbias.claims.forgetting.group_overviews import collapse_grids
+from implicitbias.claims.forgetting.group_overviews import collapse_grids, train_section
 from implicitbias.report.sections.clocks import design
 
 NAME = "collapse"
@@ -29,3 +29,7 @@ def exhibit(ctx) -> str:
         "tier. These grids evaluate every 5 (30-epoch runs), 20 (120) or 40 epochs (480) and at the end, and "
         "epoch 0 counts: their selected spreads (the minimum of validation loss on that thin grid, sometimes the "
         "initialisation) are shown, not judged; C7 judges the end-of-training spread.", "", *parts])
+
+
+def prefetch(ctx) -> None:
+    train_section(ctx, NAME)
