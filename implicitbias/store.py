@@ -55,7 +55,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, CancelledError, Executor, ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 
 import numpy as np
@@ -550,7 +550,8 @@ class Store:
         lost or repeated.  Configs leased by another live process are waited for and read when
         done (or taken over when the lease dies).  A config whose ``fn`` raises is stored as
         ``failed`` with the message and the error is raised (a ``CellError`` naming the cell,
-        unless it is a ``ParameterError``).  An interrupt (``KeyboardInterrupt``) stops handing out
+        unless it is a ``ParameterError``); one whose executor ended under it (a killed worker, a
+        cancelled call) is released unfinished, not failed, and a ``CellError`` says so.  An interrupt (``KeyboardInterrupt``) stops handing out
         cells at once: queued cells are cancelled, results that have finished (or arrive within
         ``_DRAIN_S``) are stored, the unfinished cells are released (a rerun resumes them), and
         ``Interrupted`` says how many are stored and how many are left.  A process pool is handed
@@ -577,6 +578,9 @@ class Store:
         def finish(i: int, compute: Callable[[], Mapping]) -> None:
             try:
                 record = compute()
+            except (BrokenExecutor, CancelledError) as exc:  # the pool ended under the cell: unfinished, not failed
+                raise CellError(f"{kind} cell {canonical_json(configs[i])[:200]} was not finished ({_one_line(exc)}); "
+                                "a rerun computes it") from exc
             except Exception as exc:
                 self._fail(kind, configs[i], exc, codes[i])
                 if isinstance(exc, ParameterError):

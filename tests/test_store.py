@@ -87,3 +87,23 @@ def test_completed_cells_are_kept_when_a_later_cell_fails(store, kind):
     # a rerun retries it (and only it)
     (rec,) = store.map("f", _square, [{"x": 3}], progress=False, code=code)
     assert rec["value"] == 9 and store.status("f", {"x": 3}, code=code) == "done"
+
+
+def _dies_on_two(config):
+    import os
+
+    if config["x"] == 2:
+        os._exit(1)  # the worker ends under the cell, as when it is killed
+    return _square(config)
+
+
+def test_a_cell_whose_worker_dies_is_left_unfinished_not_failed(store):
+    from implicitbias.store import CellError
+
+    with open_executor("process", workers=1) as ex, pytest.raises(CellError, match="was not finished"):
+        store.map("d", _dies_on_two, [{"x": i} for i in range(4)], executor=ex, progress=False)
+    code = Store.code_of(_dies_on_two)
+    assert [store.status("d", {"x": i}, code=code) for i in range(2)] == ["done"] * 2
+    assert store.records("d", code=code, status="failed") == []  # not the cell's failure: a rerun computes it
+    (rec,) = store.map("d", _square, [{"x": 2}], progress=False, code=code)
+    assert rec["value"] == 4
