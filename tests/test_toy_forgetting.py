@@ -223,17 +223,21 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, coll
     assert store.counts("validation.ensemble") == {"done": 4}  # sgd_low + adam; the two 2-epoch blocks; 8 epochs; b 128
 
 
-def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, collapse_mini):
+def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, collapse_mini, monkeypatch):
     """With a process pool the section's cells are prefetched by a second owner of the store (its own
     connection and pool): every ensemble is trained once between the two, and the rows are those of
     a report built without a prefetch (in-process, another store)."""
     from implicitbias.executors import open_executor
     from implicitbias.report import build_report
+    from implicitbias.report.sections import collapse
     from implicitbias.store import Store
 
+    owners, prefetch = [], collapse.prefetch
+    monkeypatch.setattr(collapse, "prefetch", lambda ctx: (owners.append(ctx.store), prefetch(ctx)))
     with Store(tmp_path / "pooled.sqlite") as pooled, open_executor("process", 1) as executor:
         rows = build_report(tmp_path / "a", pooled, only=["collapse"], executor=executor, progress=False).claims
         assert pooled.counts("validation.ensemble") == {"done": 4}
+        assert len(owners) == 1 and owners[0] is not pooled and owners[0].owner != pooled.owner  # its own store
     with Store(tmp_path / "alone.sqlite") as alone:
         assert build_report(tmp_path / "b", alone, only=["collapse"], progress=False).claims == rows
 
