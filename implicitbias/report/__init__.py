@@ -161,11 +161,11 @@ def _prefetching(jobs: Sequence[Callable], store: Store, tier: str, executor: Ex
     interrupt), its one-worker pool is ended at once and the thread left to end with it."""
     from implicitbias.executors import open_executor
 
-    if not jobs or not isinstance(executor, ProcessPoolExecutor) or not Path(store.path).is_file():
+    if not jobs or not isinstance(executor, ProcessPoolExecutor) or not store.path.is_file():
         yield
         return
     with open_executor("process", 1, nice=19) as pool:
-        thread = threading.Thread(target=_prefetch, args=(jobs, Path(store.path), tier, pool), daemon=True,
+        thread = threading.Thread(target=_prefetch, args=(jobs, store.path, tier, pool), daemon=True,
                                   name="implicitbias-prefetch")
         thread.start()
         yield
