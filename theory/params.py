@@ -11,7 +11,7 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["ParameterError", "integer", "real", "choice", "power_of_two", "seed", "SEED_MAX"]
+__all__ = ["ParameterError", "integer", "real", "boolean", "choice", "power_of_two", "seed", "SEED_MAX"]
 
 SEED_MAX = 2**32 - 1  # every RNG of the project (numpy, torch, mnist1d) takes seeds up to here
 
@@ -57,6 +57,16 @@ def real(
     if too_low or (maximum is not None and value > maximum):
         raise ParameterError(f"{name} must be {allowed}, got {value:g}")
     return value
+
+
+def boolean(name: str, value) -> bool:
+    """Return ``value`` as a ``bool`` if it is one (Python's or a numpy scalar bool), else raise
+    ``ParameterError``: a truthy string such as ``"no"`` or a number is never taken as True."""
+    if isinstance(value, bool):
+        return value
+    if getattr(value, "dtype", None) is not None and value.dtype.kind == "b" and getattr(value, "shape", None) == ():
+        return bool(value)
+    raise ParameterError(f"{name} must be True or False, got {value!r}")
 
 
 def seed(name: str, value) -> int:
