@@ -388,6 +388,11 @@ class Store:
                 self._db.execute("UPDATE records SET owner=NULL WHERE owner=? AND status='running'", (self.owner,))
         self._release_file()
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called (a closed store serves and stores nothing)."""
+        return not self._counted
+
     def __enter__(self) -> Store:
         return self
 

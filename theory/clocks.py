@@ -45,8 +45,8 @@ OPTIMIZERS = ("sgd", "sgd_momentum", "nesterov", "adam", "adamw", "rmsprop", "si
 ADAPTIVE = ("adam", "adamw", "rmsprop", "sign", "muon")
 CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 MAX_STEPS = 10**8
-# a learning rate or decay beyond this is no training run, and its squares summed over the steps
-# would overflow a float
+# a learning rate or decay beyond this is no training run; with both capped here and at most
+# MAX_STEPS steps every clock is finite: (1e100)^2 x 1e8 = 1e208 < 1.8e308, the largest float
 MAX_RATE = 1e100
 
 
@@ -86,13 +86,16 @@ def steps_per_epoch(n_train: int, batch_size: int, drop_last: bool = False) -> i
 
 def total_steps(n_train: int, batch_size: int, epochs: int, drop_last: bool = False) -> int:
     """epochs x steps_per_epoch: the steps of a training run, checked before anything is built;
-    more than ``MAX_STEPS`` is a ``ParameterError`` naming what sets it (epochs and n_train)."""
+    more than ``MAX_STEPS`` is a ``ParameterError`` naming what sets it (epochs, n_train and
+    batch_size), never a derived quantity the caller did not pass."""
     spe = steps_per_epoch(n_train, batch_size, drop_last)
     epochs = params.integer("epochs", epochs, minimum=1)
     if spe * epochs > MAX_STEPS:
+        rounded = "floor" if drop_last else "ceil"
+        name = "n_train" if spe > MAX_STEPS else "epochs"  # n_train alone is too large: one epoch is too long
         raise params.ParameterError(
-            f"epochs and n_train must give at most {MAX_STEPS:g} steps (epochs x {spe} steps per epoch of n_train / "
-            f"batch_size), got {spe * epochs:.3g} steps"
+            f"{name} must give at most {MAX_STEPS:g} steps, got {spe * epochs} (epochs x steps per epoch = {epochs} x "
+            f"{spe}, from n_train {int(n_train)} and batch_size {int(batch_size)}: {rounded}(n_train / batch_size))"
         )
     return spe * epochs
 
@@ -119,8 +122,8 @@ def forgetting_clocks(
     ``lr_schedule``: a number (constant rate) or a function of the 0-based global step k, e.g.
     ``schedule("cosine", 0.1, epochs * steps_per_epoch(n_train, batch_size))``.  Bad input
     (unknown optimiser, b > N, lr <= 0 or above ``MAX_RATE``, a negative decay or one above
-    ``MAX_RATE``, more than 1e8 steps, clocks that overflow a float) raises ``ParameterError``.
-    Per-epoch sums use ``math.fsum``.
+    ``MAX_RATE``, more than 1e8 steps) raises ``ParameterError``; within these limits every clock
+    is finite.  Per-epoch sums use ``math.fsum``.
     """
     params.choice("optimizer", optimizer, OPTIMIZERS)
     steps = total_steps(n_train, batch_size, epochs, drop_last)
@@ -132,22 +135,13 @@ def forgetting_clocks(
     else:
         eta = schedule("constant", params.real("lr", lr_schedule, minimum=0.0, open_minimum=True, maximum=MAX_RATE), steps)
     per_epoch: dict[str, list[float]] = {c: [] for c in CLOCKS}
-    try:
-        for e in range(epochs):
-            lrs = [params.real("lr_schedule(k)", eta(e * spe + j), minimum=0.0, maximum=MAX_RATE) for j in range(spe)]
-            s1, s2 = math.fsum(lrs), math.fsum(x * x for x in lrs)
-            per_epoch["T_SGD"].append(s2 / int(batch_size))
-            per_epoch["T_L2"].append(lam * s1)
-            per_epoch["T_adapt"].append(s1)
-        cumulative = {c: list(itertools.accumulate(v)) for c, v in per_epoch.items()}
-        finite = all(math.isfinite(v[-1]) for v in cumulative.values())
-    except OverflowError:  # math.fsum's intermediate overflow
-        finite = False
-    if not finite:
-        raise params.ParameterError(
-            f"lr and weight_decay must keep the forgetting clocks finite, got weight_decay {lam:g} over {steps} steps "
-            f"of batch size {int(batch_size)} (the sums of the rates overflow)"
-        )
+    for e in range(epochs):
+        lrs = [params.real("lr_schedule(k)", eta(e * spe + j), minimum=0.0, maximum=MAX_RATE) for j in range(spe)]
+        s1, s2 = math.fsum(lrs), math.fsum(x * x for x in lrs)
+        per_epoch["T_SGD"].append(s2 / int(batch_size))
+        per_epoch["T_L2"].append(lam * s1)
+        per_epoch["T_adapt"].append(s1)
+    cumulative = {c: list(itertools.accumulate(v)) for c, v in per_epoch.items()}
     return Clocks(
         optimizer=optimizer,
         batch_size=int(batch_size),
