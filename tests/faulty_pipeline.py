@@ -116,9 +116,16 @@ def empty_validation_split(*, seed, size, path):
     return data
 
 
-def huge_label(*, seed, size, path):
-    x, y, x_test, y_test = blobs(seed=seed, size=size, path=path)
-    y_test = y_test.copy()
-    y_test[0] = 10**9
-    return x, y, x_test, y_test
+def _labels_up_to(top):
+    def loader(*, seed, size, path):
+        x, y, x_test, y_test = blobs(seed=seed, size=size, path=path)
+        y_test = y_test.copy()
+        y_test[0] = top
+        return x, y, x_test, y_test
 
+    return loader
+
+
+huge_label = _labels_up_to(10**9)
+many_classes = _labels_up_to(99_999)  # K = 100,000: the most classes a loader may give
+too_many_classes = _labels_up_to(100_000)

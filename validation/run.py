@@ -55,7 +55,7 @@ from implicitbias.validation.precision import parameter_dtype
 from implicitbias.validation.trainers import Trainer, trainer_for
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
-           "divergence", "build", "require_data", "run_codes"]
+           "divergence", "warmup_epochs", "build", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -217,6 +217,12 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def warmup_epochs(epochs: int) -> int:
+    """The warm-up of the chance rule of :func:`divergence` for a run of ``epochs`` epochs:
+    max(WARMUP_MIN_EPOCHS, ceil(WARMUP_FRACTION x epochs))."""
+    return max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * epochs))
+
+
 def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: int, warmup: int) -> str | None:
     """Why a run counts as diverged at this epoch's ``row`` (None if it does not).
 
@@ -304,7 +310,7 @@ def train(
     clocks = [plans[setting_of[g]][2] for g in range(G)]
     trainer.optimise(configs, settings)
     gens = _member_generators(configs, device)
-    warmup = max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * c["epochs"]))
+    warmup = warmup_epochs(c["epochs"])
 
     histories: list[list[dict]] = [[] for _ in range(G)]
     diverged: list[tuple[int, str] | None] = [None] * G
