@@ -106,6 +106,19 @@ def test_cli_sweep_with_user_code_failing_in_training_exits_2(tmp_path, capsys, 
     assert counts(path) == {"failed": 1}
 
 
+def test_user_code_failing_in_a_worker_process_is_named_the_same_way(tmp_path, capsys):
+    """The error crosses from the worker as a ``UserCodeError`` (it pickles), one line, the run failed."""
+    path = tmp_path / "s.sqlite"
+    arch = "faulty_pipeline:raises_in_training"
+    status = main(["--store", str(path), "sweep", str(toml(tmp_path / "f.toml", arch=arch, sigma_w=0.5)),
+                   "--no-progress", "--executor", "process", "--workers", "1"])
+    captured = capsys.readouterr()
+    assert status == 2
+    (line,) = [x.split("\r")[-1] for x in captured.err.splitlines() if x.split("\r")[-1].strip()]
+    assert line.startswith(f"implicitbias sweep: error: arch '{arch}' raised RuntimeError: my forward broke during")
+    assert counts(path) == {"failed": 1}
+
+
 def test_a_real_interrupt_while_user_code_runs_still_interrupts_the_sweep(tmp_path, capsys):
     """The model sends SIGINT to its own process from inside its forward: a real signal, so the
     command line's interrupt path answers (exit 130), as for a user's Ctrl-C."""

@@ -130,10 +130,14 @@ class UserCodeError(params.ParameterError):
     entry (``arch`` or ``dataset``), the reference, where it happened and the user's exception.
     A ``ParameterError``, so a sweep stores the run ``failed`` and the command line exits 2."""
 
-    def __init__(self, parameter: str, reference: str, where: str, exc: BaseException):
-        super().__init__(f"{parameter} {reference!r} raised {_first_line(exc)} during {where} "
-                         f"(in your {_WHAT.get(parameter, 'code')}, not in implicitbias)")
-        self.parameter, self.reference, self.where, self.error = parameter, reference, where, exc
+    def __init__(self, message: str, error: BaseException | None = None):
+        super().__init__(message)  # the message alone: it pickles back from a worker process
+        self.error = error  # the user's exception (in the process that caught it)
+
+    @classmethod
+    def of(cls, parameter: str, reference: str, where: str, exc: BaseException) -> UserCodeError:
+        return cls(f"{parameter} {reference!r} raised {_first_line(exc)} during {where} "
+                   f"(in your {_WHAT.get(parameter, 'code')}, not in implicitbias)", exc)
 
 
 @contextlib.contextmanager
@@ -182,9 +186,9 @@ def guest(parameter: str, reference, where: str) -> Iterator[None]:
         except KeyboardInterrupt as exc:
             if seen:
                 raise
-            raise UserCodeError(parameter, reference, where, exc) from None
+            raise UserCodeError.of(parameter, reference, where, exc) from None
         except (Exception, SystemExit) as exc:
-            raise UserCodeError(parameter, reference, where, exc) from None
+            raise UserCodeError.of(parameter, reference, where, exc) from None
 
 
 def resolve(parameter: str, reference: str, what: str) -> Callable:
