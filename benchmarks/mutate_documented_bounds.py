@@ -70,7 +70,9 @@ def main() -> int:
         for name, lhs in BOUNDS:
             path = folder / name
             original = path.read_text()
-            line = re.compile(rf"^(\s*{re.escape(lhs)}\s*=\s*)([^ #\n,)]+)", re.MULTILINE)
+            # the first assignment (or keyword default) of the name; its value runs to a comment, a comma,
+            # a closing parenthesis or the end of the line
+            line = re.compile(rf"({re.escape(lhs)}\s*=\s*)([^#\n,)]+?)(?=\s*(#|,|\)|$))", re.MULTILINE)
             found = line.search(original)
             assert found, f"{lhs} not found in {name}"
             for factor in ("* 100", "/ 100"):
