@@ -93,18 +93,21 @@ def open_store(store: Store | str | os.PathLike | None = None) -> Iterator[Store
         yield session_store()
     elif isinstance(store, Store):
         if store.closed:
-            raise params.ParameterError(f"store must be an open Store; {store.path} was closed (open it again, or pass "
-                                        "its path)")
+            raise params.ParameterError(
+                f"store must be an open Store; {store.path} was closed (open it again, or pass its path)"
+            )
         yield store
     elif isinstance(store, (str, os.PathLike)) and isinstance(os.fspath(store), str):
         with Store(store) as opened:
             yield opened
     else:
-        raise params.ParameterError("store must be None (the session store), the path of an SQLite file (str or Path) "
-                                    f"or an open implicitbias.store.Store; got {_shown(store)}")
+        raise params.ParameterError(
+            "store must be None (the session store), the path of an SQLite file (str or Path) "
+            f"or an open implicitbias.store.Store; got {_shown(store)}"
+        )
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """``repr(value)`` cut to one short line, for messages."""
     text = " ".join(repr(value).split())
     return text if len(text) <= 80 else f"{text[:77]}..."
@@ -305,13 +308,15 @@ class MarginProblem:
         from implicitbias.numerics.maxmargin.solver import verify
 
         what = f"a {self.K} x {self.K} matrix of finite real numbers"
-        Z = params.real_array("Z", Z, ndim=2, what=what)
-        if Z.shape != (self.K, self.K):
-            raise params.ParameterError(f"Z must be {what}, got shape {Z.shape}")
-        if not margins(Z).min() > 0:
-            raise params.ParameterError("Z must separate the classes (every margin Z_kk - Z_ck > 0, c != k), got a "
-                                        f"smallest margin of {margins(Z).min():.3g}")
-        return verify(Z, self.p).objective
+        matrix = params.real_array("Z", Z, ndim=2, what=what)
+        if matrix.shape != (self.K, self.K):
+            raise params.ParameterError(f"Z must be {what}, got shape {matrix.shape}")
+        if not margins(matrix).min() > 0:
+            raise params.ParameterError(
+                "Z must separate the classes (every margin Z_kk - Z_ck > 0, c != k), got a "
+                f"smallest margin of {margins(matrix).min():.3g}"
+            )
+        return verify(matrix, self.p).objective
 
     def solve(self, *, effort: int = 1, seed: int = 0, store: Store | str | os.PathLike | None = None) -> PhaseCell:
         """The global search, verdict and certificate of this cell (``phase_diagram`` of one cell)."""
@@ -377,15 +382,19 @@ def nc_metrics(
         raise params.ParameterError("features must hold at least one sample (row), got none")
     y = params.real_array("labels", labels, ndim=1, what="one integer label per row of features", integer=True)
     if len(y) != len(H) or not len(y) or y.min() < 0:
-        raise params.ParameterError(f"labels must hold one integer >= 0 per row of features: {len(y)} labels "
-                                    f"for {len(H)} rows" + (f", smallest {y.min()}" if len(y) else ""))
+        raise params.ParameterError(
+            f"labels must hold one integer >= 0 per row of features: {len(y)} labels "
+            f"for {len(H)} rows" + (f", smallest {y.min()}" if len(y) else "")
+        )
     classes = np.unique(y)
     if classifier is None:
         K = int(classes[-1]) + 1
         if K < 2 or len(classes) != K:
             raise params.ParameterError(
                 f"labels must hold every class 0..K-1 (K = the largest label + 1 = {K}, at least 2) at least once; "
-                f"{K - len(classes)} of them have no sample" if K >= 2 else "labels must hold at least 2 classes"
+                f"{K - len(classes)} of them have no sample"
+                if K >= 2
+                else "labels must hold at least 2 classes"
             )
         means = class_mean_rows(H, y, K)
         W = means - means.mean(axis=0)
@@ -393,16 +402,23 @@ def nc_metrics(
         W = params.real_array("classifier", classifier, ndim=2, what="a K x d matrix of finite real numbers")
         K = len(W)
         if W.shape[1] != H.shape[1] or K < 2:
-            raise params.ParameterError(f"classifier must be a K x d matrix, K >= 2 classes and d = {H.shape[1]} "
-                                        f"columns as features, got shape {W.shape}")
+            raise params.ParameterError(
+                f"classifier must be a K x d matrix, K >= 2 classes and d = {H.shape[1]} "
+                f"columns as features, got shape {W.shape}"
+            )
         if classes[-1] >= K or len(classes) != K:
-            raise params.ParameterError(f"labels must hold every class 0..{K - 1} of the classifier's {K} rows at least "
-                                        f"once, got {len(classes)} classes up to {classes[-1]}")
-    if bias is not None:
-        bias = params.real_array("bias", bias, ndim=1, what=f"{K} finite real numbers (one per class)")
-        if bias.shape != (K,):
-            raise params.ParameterError(f"bias must hold {K} finite real numbers (one per class), got {len(bias)}")
-    return metrics(H, y, W, bias, convention=convention)
+            raise params.ParameterError(
+                f"labels must hold every class 0..{K - 1} of the classifier's {K} rows at least "
+                f"once, got {len(classes)} classes up to {classes[-1]}"
+            )
+    b = (
+        None
+        if bias is None
+        else params.real_array("bias", bias, ndim=1, what=f"{K} finite real numbers (one per class)")
+    )
+    if b is not None and b.shape != (K,):
+        raise params.ParameterError(f"bias must hold {K} finite real numbers (one per class), got {len(b)}")
+    return metrics(H, y, W, b, convention=convention)
 
 
 # -- claims --------------------------------------------------------------------------------------
@@ -520,11 +536,13 @@ def sweep(
     return SweepResult(loaded, tuple(records))
 
 
-def _spec_argument(name: str, spec) -> None:
+def _spec_argument(name: str, spec: object) -> None:
     """A sweep spec argument must be a TOML path (str or Path), a packaged spec name or a parsed table."""
     if not (isinstance(spec, Mapping) or isinstance(spec, (str, os.PathLike)) and isinstance(os.fspath(spec), str)):
-        raise params.ParameterError(f"{name} must be a TOML path (str or Path), a packaged spec name such as 'tiny' "
-                                    f"or the parsed table (a dict); got {_shown(spec)}")
+        raise params.ParameterError(
+            f"{name} must be a TOML path (str or Path), a packaged spec name such as 'tiny' "
+            f"or the parsed table (a dict); got {_shown(spec)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ParameterError", "integer", "real", "boolean", "real_array", "choice", "power_of_two", "seed", "SEED_MAX"]
 
@@ -69,12 +73,12 @@ def boolean(name: str, value) -> bool:
     raise ParameterError(f"{name} must be True or False, got {value!r}")
 
 
-def real_array(name: str, value, *, ndim: int, what: str, integer: bool = False):
+def real_array(name: str, value: object, *, ndim: int, what: str, integer: bool = False) -> np.ndarray:
     """``value`` as a numpy array of ``ndim`` dimensions of finite real numbers (float64; with
     ``integer``, of integers, kept as int64), else ``ParameterError`` naming ``name``, ``what`` it
     must be, and the shape and type it has: strings, objects, complex numbers and booleans are refused,
     never converted."""
-    import numpy as np
+    import numpy as np  # here, not at the top: the command line's parsers import this module
 
     # arrays (numpy's, or anything with __array__: torch tensors, pandas), nested lists and tuples;
     # a range or a generator is no array, and numpy would materialise it whatever its length
