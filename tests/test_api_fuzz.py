@@ -180,13 +180,13 @@ def _fuzz(name: str, fn, base: dict, closed: Store, examples: int):
 def test_every_public_callable_takes_bad_arguments_with_one_parameter_error(name, cheap_checks):
     if not _parameters(PUBLIC[name]):
         pytest.skip(f"{name} takes no arguments")
-    _fuzz(name, PUBLIC[name], BASE.get(name, {}), cheap_checks, examples=30 if name in BASE else 60)
+    _fuzz(name, PUBLIC[name], BASE.get(name, {}), cheap_checks, examples=60 if name in BASE else 100)
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_methods_of_public_objects_take_bad_arguments_with_one_parameter_error(name, cheap_checks):
     make, base = METHODS[name]
-    _fuzz(name, make(), base, cheap_checks, examples=30)
+    _fuzz(name, make(), base, cheap_checks, examples=60)
 
 
 # -- the cases the issue measured, one by one: one ParameterError naming the argument ------------

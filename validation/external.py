@@ -108,8 +108,8 @@ FACTORY = "model factory 'package.module:factory'"
 LOADER = "data loader 'package.module:loader'"
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _FACTORY_SIGNATURE = "(in_shape, num_classes, *, width)"
-MAX_CLASSES = 100_000  # K = the largest label + 1: a label of 10**9 is a bug, not a head of 10**9 logits
 _LOADER_SIGNATURE = "(*, seed, size, path)"
+MAX_CLASSES = 100_000  # K = the largest label + 1: a label of 10**9 is a bug, not a head of 10**9 logits
 
 
 def is_reference(value) -> bool:
@@ -136,6 +136,7 @@ class UserCodeError(params.ParameterError):
 
     @classmethod
     def of(cls, parameter: str, reference: str, where: str, exc: BaseException) -> UserCodeError:
+        """The error for ``exc``, raised by the code ``reference`` of entry ``parameter`` during ``where``."""
         return cls(f"{parameter} {reference!r} raised {_first_line(exc)} during {where} "
                    f"(in your {_WHAT.get(parameter, 'code')}, not in implicitbias)", exc)
 
