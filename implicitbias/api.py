@@ -17,7 +17,11 @@ the CLI too) as long as the code it depends on has not changed.
 Results are typed objects read by attribute: ``PhaseCell``, ``PhaseDiagram``, ``Check``,
 ``Analysis``; the science layers' own results (``Clocks``, ``ModifiedFlow``, ``SpectralODE``,
 ``NCMetrics``) are returned as they are.  Bad input raises ``ParameterError`` (a ``ValueError``)
-naming the parameter and what is allowed.
+naming the parameter and what is allowed, with the checks and limits of the command line
+(``implicitbias.theory.params``: numpy integers are integers, a bool must be a bool, sizes are
+capped before anything is built, ``modified_flow`` has the limits of ``implicitbias flows``);
+an error in a model factory or a data loader of your own is a ``UserCodeError`` naming it
+(``implicitbias.validation.external``).
 
 Depth convention everywhere: L counts weight matrices; the features are one more factor,
 N = L + 1, and the Schatten exponent of P(K, L) is p = 2 / (L + 1).
@@ -29,6 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
+import numbers
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
@@ -78,17 +84,53 @@ __all__ = [
 @contextlib.contextmanager
 def open_store(store: Store | str | os.PathLike | None = None) -> Iterator[Store]:
     """The store a call uses: the session store for ``None``, the SQLite file at a path (closed
-    again when the call ends), or an open ``Store`` itself."""
+    again when the call ends), or an open ``Store`` itself; anything else, or a closed ``Store``,
+    is a ``ParameterError`` naming ``store``."""
     from implicitbias.session import session_store
     from implicitbias.store import Store
 
     if store is None:
         yield session_store()
     elif isinstance(store, Store):
+        if store.closed:
+            raise params.ParameterError(
+                f"store must be an open Store; {store.path} was closed (open it again, or pass its path)"
+            )
         yield store
-    else:
+    elif isinstance(store, (str, os.PathLike)) and isinstance(os.fspath(store), str):
         with Store(store) as opened:
             yield opened
+    else:
+        raise params.ParameterError(
+            "store must be None (the session store), the path of an SQLite file (str or Path) "
+            f"or an open implicitbias.store.Store; got {_shown(store)}"
+        )
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` cut to one short line, for messages."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _executor(executor: Executor | None) -> Executor | None:
+    if executor is not None and not isinstance(executor, Executor):
+        raise params.ParameterError(
+            "executor must be None (this process) or a concurrent.futures.Executor, such as the one "
+            f"implicitbias.executors.open_executor('process') opens; got {_shown(executor)}"
+        )
+    return executor
+
+
+def _folder(name: str, out: str | os.PathLike | None) -> Path | None:
+    """An output folder argument: None, or a folder path checked as the command line checks ``--out``."""
+    from implicitbias.commands import output_folder
+
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str):
+        raise params.ParameterError(f"{name} must be None or a folder path (str or Path), got {_shown(out)}")
+    return output_folder(name, os.fspath(out))
 
 
 # -- the phase diagram of P(K, L) ----------------------------------------------------------------
@@ -178,10 +220,19 @@ class PhaseDiagram:
         return write_outputs(list(self.columns), Path(out))
 
 
-def _values(name: str, values: int | float | Iterable, kind: Callable) -> list:
-    items = [values] if isinstance(values, (int, float)) else list(values)
+def _values(name: str, values: int | float | Iterable, kind: Callable, limit: int) -> list:
+    """One number (numpy's too) or an iterable of at most ``limit`` of them, each checked by
+    ``kind``; only ``limit + 1`` items are ever read, so ``range(2, 10**12)`` is refused at once."""
+    if isinstance(values, numbers.Number):
+        items = [values]
+    elif isinstance(values, Iterable) and not isinstance(values, (str, bytes, Mapping)):
+        items = list(itertools.islice(values, limit + 1))
+    else:
+        raise params.ParameterError(f"{name} must be a number or an iterable of numbers, got {_shown(values)}")
     if not items:
         raise params.ParameterError(f"{name} must hold at least one value, got none")
+    if len(items) > limit:
+        raise params.ParameterError(f"{name} must hold at most {limit} values (the grid has at most {limit} cells)")
     return [kind(name, v) for v in items]
 
 
@@ -207,12 +258,14 @@ def phase_diagram(
     """
     from implicitbias.numerics.maxmargin.phase import MAX_CELLS, column_config, typed_cells
     from implicitbias.numerics.maxmargin.phase import phase_diagram as compute
+    from implicitbias.numerics.maxmargin.solver import MAX_DIMENSION
 
-    Ks = sorted(set(_values("K", K, lambda n, v: params.integer(n, v, minimum=2))))
-    Ls = sorted(set(_values("L", L, lambda n, v: params.real(n, v, minimum=1, maximum=10_000))))
+    Ks = sorted(set(_values("K", K, lambda n, v: params.integer(n, v, minimum=2, maximum=MAX_DIMENSION), MAX_CELLS)))
+    Ls = sorted(set(_values("L", L, lambda n, v: params.real(n, v, minimum=1, maximum=10_000), MAX_CELLS)))
     if len(Ks) * len(Ls) > MAX_CELLS:
         raise params.ParameterError(f"grid must have at most {MAX_CELLS} cells, got {len(Ks) * len(Ls)}")
     configs = [column_config(k, Ls, effort, seed) for k in Ks]
+    executor, progress = _executor(executor), params.boolean("progress", progress)
     with open_store(store) as opened:
         columns = compute(functools.partial(opened.map, executor=executor, progress=progress), configs)
     cells = tuple(typed_cells(columns))
@@ -232,7 +285,9 @@ class MarginProblem:
     L: int | float
 
     def __post_init__(self) -> None:
-        params.integer("K", self.K, minimum=2)
+        from implicitbias.numerics.maxmargin.solver import MAX_DIMENSION
+
+        params.integer("K", self.K, minimum=2, maximum=MAX_DIMENSION)
         params.real("L", self.L, minimum=1, maximum=10_000)
 
     @property
@@ -249,12 +304,19 @@ class MarginProblem:
 
     def objective(self, Z: ArrayLike) -> float:
         """S_p of ``Z`` rescaled to unit margin (any separating K x K matrix)."""
+        from implicitbias.numerics.maxmargin.margin import margins
         from implicitbias.numerics.maxmargin.solver import verify
 
-        Z = np.asarray(Z, dtype=float)
-        if Z.shape != (self.K, self.K):
-            raise params.ParameterError(f"Z must be a {self.K} x {self.K} matrix, got shape {Z.shape}")
-        return verify(Z, self.p).objective
+        what = f"a {self.K} x {self.K} matrix of finite real numbers"
+        matrix = params.real_array("Z", Z, ndim=2, what=what)
+        if matrix.shape != (self.K, self.K):
+            raise params.ParameterError(f"Z must be {what}, got shape {matrix.shape}")
+        if not margins(matrix).min() > 0:
+            raise params.ParameterError(
+                "Z must separate the classes (every margin Z_kk - Z_ck > 0, c != k), got a "
+                f"smallest margin of {margins(matrix).min():.3g}"
+            )
+        return verify(matrix, self.p).objective
 
     def solve(self, *, effort: int = 1, seed: int = 0, store: Store | str | os.PathLike | None = None) -> PhaseCell:
         """The global search, verdict and certificate of this cell (``phase_diagram`` of one cell)."""
@@ -273,11 +335,15 @@ def modified_flow(
     update (backward error analysis).  ``optimizer``: a name of ``theory.updates.UPDATES``
     (``gd``, ``heavy_ball``, ``nesterov``, ``rmsprop``, ``adam``, ``adamw``, ``sign``, ``muon``)
     or ``sgd``; ``l2`` adds coupled weight decay; ``minibatches`` > 1 is SGD with random
-    reshuffling.  ``.latex()`` prints it.
+    reshuffling.  ``.latex()`` prints it.  The orders, dimensions and minibatch counts that derive
+    in bounded time are those of ``implicitbias flows`` (``commands.flows.MAX_ORDER``); beyond
+    them a ``ParameterError`` says so.
     """
+    from implicitbias.commands.flows import check_order
     from implicitbias.theory.modified_flow import modified_flow as derive
     from implicitbias.theory.updates import builtin
 
+    order = check_order(optimizer, order, dim, minibatches, l2)  # the limits of ``implicitbias flows``
     return derive(builtin(optimizer, l2=l2, minibatches=minibatches), order=order, dim=dim)
 
 
@@ -307,17 +373,52 @@ def nc_metrics(
     matrix of centred class means, so NC3 (self-duality) is 0 by construction and NC4 compares
     the nearest-class-mean rule with itself; pass the trained classifier to measure them.
     """
-    from implicitbias.numerics.metrics.nc_metrics import class_mean_rows
+    from implicitbias.numerics.metrics.nc_metrics import CONVENTIONS, class_mean_rows
     from implicitbias.numerics.metrics.nc_metrics import nc_metrics as metrics
 
-    H = np.asarray(features, dtype=float)
-    y = np.asarray(labels)
+    params.choice("convention", convention, CONVENTIONS)
+    H = params.real_array("features", features, ndim=2, what="an n_samples x d matrix of finite real numbers")
+    if not len(H):
+        raise params.ParameterError("features must hold at least one sample (row), got none")
+    y = params.real_array("labels", labels, ndim=1, what="one integer label per row of features", integer=True)
+    if len(y) != len(H) or not len(y) or y.min() < 0:
+        raise params.ParameterError(
+            f"labels must hold one integer >= 0 per row of features: {len(y)} labels "
+            f"for {len(H)} rows" + (f", smallest {y.min()}" if len(y) else "")
+        )
+    classes = np.unique(y)
     if classifier is None:
-        if H.ndim != 2 or y.ndim != 1 or len(y) != len(H) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-            raise params.ParameterError("features must be n_samples x d and labels one integer >= 0 per row")
-        means = class_mean_rows(H, y, int(y.max()) + 1)
-        classifier = means - means.mean(axis=0)
-    return metrics(H, y, classifier, bias, convention=convention)
+        K = int(classes[-1]) + 1
+        if K < 2 or len(classes) != K:
+            raise params.ParameterError(
+                f"labels must hold every class 0..K-1 (K = the largest label + 1 = {K}, at least 2) at least once; "
+                f"{K - len(classes)} of them have no sample"
+                if K >= 2
+                else "labels must hold at least 2 classes"
+            )
+        means = class_mean_rows(H, y, K)
+        W = means - means.mean(axis=0)
+    else:
+        W = params.real_array("classifier", classifier, ndim=2, what="a K x d matrix of finite real numbers")
+        K = len(W)
+        if W.shape[1] != H.shape[1] or K < 2:
+            raise params.ParameterError(
+                f"classifier must be a K x d matrix, K >= 2 classes and d = {H.shape[1]} "
+                f"columns as features, got shape {W.shape}"
+            )
+        if classes[-1] >= K or len(classes) != K:
+            raise params.ParameterError(
+                f"labels must hold every class 0..{K - 1} of the classifier's {K} rows at least "
+                f"once, got {len(classes)} classes up to {classes[-1]}"
+            )
+    b = (
+        None
+        if bias is None
+        else params.real_array("bias", bias, ndim=1, what=f"{K} finite real numbers (one per class)")
+    )
+    if b is not None and b.shape != (K,):
+        raise params.ParameterError(f"bias must hold {K} finite real numbers (one per class), got {len(b)}")
+    return metrics(H, y, W, b, convention=convention)
 
 
 # -- claims --------------------------------------------------------------------------------------
@@ -382,14 +483,14 @@ def check(
 ) -> Check:
     """Measure and judge the claim ``slug`` (see ``claims()``) on ``tier``; figures go to ``out``
     (a temporary folder when None)."""
-    from implicitbias.claims import Context, evaluate
+    from implicitbias.claims import TIERS, Context, evaluate
 
     known = claims()
-    params.choice("claim", slug, list(known))
+    params.choice("slug", slug, list(known))
+    params.choice("tier", tier, TIERS)
+    out, executor, progress = _folder("out", out), _executor(executor), params.boolean("progress", progress)
     with open_store(store) as opened:
-        ctx = Context(
-            store=opened, out=None if out is None else Path(out), tier=tier, executor=executor, progress=progress
-        )
+        ctx = Context(store=opened, out=out, tier=tier, executor=executor, progress=progress)
         results = evaluate(known[slug], ctx)
     return Check(slug, known[slug], tuple(results))
 
@@ -425,12 +526,23 @@ def sweep(
     the parsed table) and return all its records; what is in ``store`` is not rerun
     (``implicitbias sweep``).  Its ``arch`` and ``dataset`` may name a model factory and a data
     loader of your own, ``"package.module:function"`` (``implicitbias.validation.external``)."""
+    _spec_argument("spec", spec)
+    executor, progress = _executor(executor), params.boolean("progress", progress)
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep
 
     loaded = check_data(load_spec(spec))
     with open_store(store) as opened:
         records = run_sweep(loaded, opened, executor=executor, progress=progress)
     return SweepResult(loaded, tuple(records))
+
+
+def _spec_argument(name: str, spec: object) -> None:
+    """A sweep spec argument must be a TOML path (str or Path), a packaged spec name or a parsed table."""
+    if not (isinstance(spec, Mapping) or isinstance(spec, (str, os.PathLike)) and isinstance(os.fspath(spec), str)):
+        raise params.ParameterError(
+            f"{name} must be a TOML path (str or Path), a packaged spec name such as 'tiny' "
+            f"or the parsed table (a dict); got {_shown(spec)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -458,6 +570,9 @@ def analyse(
 ) -> Analysis:
     """Judge C1-C7 on finished runs: a ``SweepResult``, or a spec whose runs are read from ``store``
     (runs not yet in the store are left out).  Figures go to ``out`` (default: a temporary folder)."""
+    if not isinstance(runs, SweepResult):
+        _spec_argument("runs", runs)
+    out = _folder("out", out)
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting.analyse import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
@@ -472,7 +587,7 @@ def analyse(
             code = run_codes(opened)
             found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
             pairs, name = [(c, r) for c, r in found if r is not None], spec.name
-        ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
+        ctx = Context(store=opened, out=out, progress=False)
         groups = group_runs(pairs)
         results = tuple(judged(groups))
         markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs", results=results)

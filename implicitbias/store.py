@@ -64,7 +64,7 @@ from implicitbias.fingerprint import code_fingerprint
 from implicitbias.theory.params import ParameterError
 
 __all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json",
-           "check_creatable"]
+           "check_creatable", "check_store_path"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -148,16 +148,53 @@ def config_key(kind: str, config: Mapping) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+# SQLite's unix files take paths of at most 512 bytes, and its journal's name ("-journal" added) must
+# fit too: a longer store path fails at open with "unable to open database file"
+MAX_PATH_BYTES = 504
+
+
+def check_store_path(path: str | os.PathLike) -> Path:
+    """The store file ``path`` names (``~`` expanded), checked before anything opens or creates it
+    (a StoreError otherwise): not empty, not SQLite's ``:memory:`` (which keeps nothing), not a
+    ``file:`` URI (SQLite reads it as a URI, not as the path the package checks), and short enough
+    for SQLite to open (``MAX_PATH_BYTES``)."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise StoreError("store must be the path of an SQLite file (created if missing), got ''")
+    if text == ":memory:" or text.startswith("file:"):
+        raise StoreError(f"store must be the path of an SQLite file on disk, got {text!r}: ':memory:' keeps nothing "
+                         "and 'file:' URIs are not paths; pass a plain path such as ./store.sqlite")
+    found = Path(text).expanduser()
+    size = len(os.fsencode(found.resolve()))
+    if size > MAX_PATH_BYTES:
+        raise StoreError(f"store path must be at most {MAX_PATH_BYTES} bytes long (SQLite cannot open longer ones), "
+                         f"got {size} bytes: {text[:40]}...; pass a shorter path")
+    return found
+
+
 def default_store_path() -> Path:
     """``$IMPLICITBIAS_STORE`` (set but empty: a StoreError), else
-    ``$XDG_CACHE_HOME/implicitbias/store.sqlite`` (~/.cache)."""
+    ``$XDG_CACHE_HOME/implicitbias/store.sqlite``, else ``$HOME/.cache/implicitbias/store.sqlite``.
+    As the XDG base directory specification says, an ``XDG_CACHE_HOME`` that is empty or relative
+    is ignored; a ``HOME`` that is empty or relative is refused (a StoreError: it would put the store
+    at the filesystem root, or wherever the command happens to run)."""
     if "IMPLICITBIAS_STORE" in os.environ:
         if not os.environ["IMPLICITBIAS_STORE"].strip():
             raise StoreError("IMPLICITBIAS_STORE is set but empty; set it to the path of an SQLite file, or unset it "
                              "for the default store")
         return Path(os.environ["IMPLICITBIAS_STORE"]).expanduser()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "implicitbias" / "store.sqlite"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "implicitbias" / "store.sqlite"
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        raise StoreError(f"HOME must be an absolute path for the default store ($HOME/.cache/implicitbias), got "
+                         f"{home!r}; set HOME or XDG_CACHE_HOME, or pass --store (or IMPLICITBIAS_STORE) a path")
+    try:
+        return Path.home() / ".cache" / "implicitbias" / "store.sqlite"
+    except RuntimeError:  # no HOME and no home directory in the password database
+        raise StoreError("the default store needs HOME or XDG_CACHE_HOME; pass --store (or IMPLICITBIAS_STORE) a "
+                         "path") from None
 
 
 def check_creatable(path: Path) -> None:
@@ -177,9 +214,7 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, lease_seconds: float = 60.0):
-        if path is not None and not str(path).strip():
-            raise StoreError("store must be the path of an SQLite file (created if missing), got ''")
-        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.path = check_store_path(path if path is not None else default_store_path())
         self.lease_seconds = float(lease_seconds)
         self.owner = _owner_tag()
         self._digest = "digest"  # the records column of digests ("NULL" in a read-only store from before them)
@@ -187,7 +222,11 @@ class Store:
         with _OPEN_LOCK:
             torn = False if _OPEN_FILES.get(self._file) else self._check_file()
             self.readonly = self._must_read_only()
-            self._db = self._connect()
+            try:
+                self._db = self._connect()
+            except sqlite3.Error as exc:  # at open: say so, not "failed during the run"
+                raise StoreError(f"store {self.path} cannot be opened by SQLite ({exc}); pass --store a path SQLite can "
+                                 "open (a file in a folder you can write)") from None
             _OPEN_FILES[self._file] = _OPEN_FILES.get(self._file, 0) + 1
             self._counted = True
         try:
@@ -387,6 +426,11 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("UPDATE records SET owner=NULL WHERE owner=? AND status='running'", (self.owner,))
         self._release_file()
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called (a closed store serves and stores nothing)."""
+        return not self._counted
 
     def __enter__(self) -> Store:
         return self

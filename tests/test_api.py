@@ -142,7 +142,7 @@ def test_margin_problem():
         (lambda: ib.phase_diagram(K=[], L=2), "K"),
         (lambda: ib.phase_diagram(K=3, L=0.5), "L"),
         (lambda: ib.MarginProblem(3, 0), "L"),
-        (lambda: ib.check("theorem-9.9"), "claim"),
+        (lambda: ib.check("theorem-9.9"), "slug"),
         (lambda: ib.modified_flow("newton"), "optimizer"),
         (lambda: ib.forgetting_clocks("sgd", -1.0, batch_size=8, n_train=10, epochs=1), "lr"),
         (lambda: ib.singular_value_ode(3, 2), "K"),

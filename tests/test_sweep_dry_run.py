@@ -1,5 +1,5 @@
-"""``sweep --dry-run`` checks what the run will check: every run's plan (minibatch sizes, clock
-overflow, the data set against the batch size), the grid size before the grid is built, the
+"""``sweep --dry-run`` checks what the run will check: every run's plan (minibatch sizes, rates
+capped so the clocks cannot overflow, the data set against the batch size), the grid size before the grid is built, the
 store's writability and free space; an empty spec is an error, not the built-in defaults.  And
 the messages of the command line around it (empty IMPLICITBIAS_STORE, IMPLICITBIAS_TRACEBACK=0,
 ``--law ""``, outputs that are dangling links or on a full filesystem)."""
@@ -24,8 +24,8 @@ BASE = {"dataset": "synthetic", "data_size": 100, "width": 0.0625, "epochs": 1, 
         ({"train_size": 33, "batch_size": 16}, "last minibatch of one image"),  # 33 = 2 x 16 + 1
         ({"data_size": 3, "batch_size": 2}, "the test split of synthetic is empty"),
         ({"train_size": 20, "batch_size": 32}, "batch_size must be <= the 20 training images"),
-        ({"lr": 1e308}, "forgetting clocks finite"),
-        ({"weight_decay": 1e308, "lr": 0.1, "epochs": 30}, "forgetting clocks finite"),  # T_L2 = 1e308 x 0.1 x 210
+        ({"lr": 1e308}, r"lr must be a finite number > 0 and <= 1e\+100"),  # rates capped: the clocks stay finite
+        ({"weight_decay": 1e308, "lr": 0.1, "epochs": 30}, r"weight_decay must be a finite number >= 0 and <= 1e\+100"),
         ({"epochs": 1.0}, "epochs must be an integer"),
         ({"batch_size": [16, 17.0]}, "batch_size must be an integer"),
     ],

@@ -36,12 +36,18 @@ __all__ = [
     "forgetting_clocks",
     "governing_clock",
     "steps_per_epoch",
+    "total_steps",
+    "MAX_STEPS",
+    "MAX_RATE",
 ]
 
 OPTIMIZERS = ("sgd", "sgd_momentum", "nesterov", "adam", "adamw", "rmsprop", "sign", "muon")
 ADAPTIVE = ("adam", "adamw", "rmsprop", "sign", "muon")
 CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 MAX_STEPS = 10**8
+# a learning rate or decay beyond this is no training run; with both capped here and at most
+# MAX_STEPS steps every clock is finite: (1e100)^2 x 1e8 = 1e208 < 1.8e308, the largest float
+MAX_RATE = 1e100
 
 
 @dataclass
@@ -75,7 +81,23 @@ def steps_per_epoch(n_train: int, batch_size: int, drop_last: bool = False) -> i
     """ceil(N / b) minibatches per epoch, floor(N / b) with ``drop_last``; needs 1 <= b <= N."""
     n = params.integer("n_train", n_train, minimum=1)
     b = params.integer("batch_size", batch_size, minimum=1, maximum=n)
-    return n // b if drop_last else -(-n // b)
+    return n // b if params.boolean("drop_last", drop_last) else -(-n // b)
+
+
+def total_steps(n_train: int, batch_size: int, epochs: int, drop_last: bool = False) -> int:
+    """epochs x steps_per_epoch: the steps of a training run, checked before anything is built;
+    more than ``MAX_STEPS`` is a ``ParameterError`` naming what sets it (epochs, n_train and
+    batch_size), never a derived quantity the caller did not pass."""
+    spe = steps_per_epoch(n_train, batch_size, drop_last)
+    epochs = params.integer("epochs", epochs, minimum=1)
+    if spe * epochs > MAX_STEPS:
+        rounded = "floor" if drop_last else "ceil"
+        name = "n_train" if spe > MAX_STEPS else "epochs"  # n_train alone is too large: one epoch is too long
+        raise params.ParameterError(
+            f"{name} must give at most {MAX_STEPS:g} steps, got {spe * epochs} (epochs x steps per epoch = {epochs} x "
+            f"{spe}, from n_train {int(n_train)} and batch_size {int(batch_size)}: {rounded}(n_train / batch_size))"
+        )
+    return spe * epochs
 
 
 def governing_clock(optimizer: str, weight_decay: float = 0.0) -> str:
@@ -99,24 +121,24 @@ def forgetting_clocks(
 
     ``lr_schedule``: a number (constant rate) or a function of the 0-based global step k, e.g.
     ``schedule("cosine", 0.1, epochs * steps_per_epoch(n_train, batch_size))``.  Bad input
-    (unknown optimiser, b > N, lr <= 0, negative decay, more than 1e8 steps) raises
-    ``ParameterError``.  Per-epoch sums use ``math.fsum``.
+    (unknown optimiser, b > N, lr <= 0 or above ``MAX_RATE``, a negative decay or one above
+    ``MAX_RATE``, more than 1e8 steps) raises ``ParameterError``; within these limits every clock
+    is finite.  Per-epoch sums use ``math.fsum``.
     """
     params.choice("optimizer", optimizer, OPTIMIZERS)
+    steps = total_steps(n_train, batch_size, epochs, drop_last)
     spe = steps_per_epoch(n_train, batch_size, drop_last)
-    epochs = params.integer("epochs", epochs, minimum=1)
-    lam = params.real("weight_decay", weight_decay, minimum=0.0)
-    if spe * epochs > MAX_STEPS:
-        raise params.ParameterError(f"epochs must give at most {MAX_STEPS:g} steps, got {spe * epochs} steps")
+    epochs = steps // spe
+    lam = params.real("weight_decay", weight_decay, minimum=0.0, maximum=MAX_RATE)
     if callable(lr_schedule):
         eta = lr_schedule
     else:
-        eta = schedule("constant", params.real("lr", lr_schedule, minimum=0.0, open_minimum=True), spe * epochs)
+        eta = schedule("constant", params.real("lr", lr_schedule, minimum=0.0, open_minimum=True, maximum=MAX_RATE), steps)
     per_epoch: dict[str, list[float]] = {c: [] for c in CLOCKS}
     for e in range(epochs):
-        lrs = [params.real("lr_schedule(k)", eta(e * spe + j), minimum=0.0) for j in range(spe)]
+        lrs = [params.real("lr_schedule(k)", eta(e * spe + j), minimum=0.0, maximum=MAX_RATE) for j in range(spe)]
         s1, s2 = math.fsum(lrs), math.fsum(x * x for x in lrs)
-        per_epoch["T_SGD"].append(s2 / batch_size)
+        per_epoch["T_SGD"].append(s2 / int(batch_size))
         per_epoch["T_L2"].append(lam * s1)
         per_epoch["T_adapt"].append(s1)
     cumulative = {c: list(itertools.accumulate(v)) for c, v in per_epoch.items()}

@@ -10,8 +10,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-__all__ = ["ParameterError", "integer", "real", "choice", "power_of_two", "seed", "SEED_MAX"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ParameterError", "integer", "real", "boolean", "real_array", "choice", "power_of_two", "seed", "SEED_MAX"]
 
 SEED_MAX = 2**32 - 1  # every RNG of the project (numpy, torch, mnist1d) takes seeds up to here
 
@@ -57,6 +61,42 @@ def real(
     if too_low or (maximum is not None and value > maximum):
         raise ParameterError(f"{name} must be {allowed}, got {value:g}")
     return value
+
+
+def boolean(name: str, value) -> bool:
+    """Return ``value`` as a ``bool`` if it is one (Python's or a numpy scalar bool), else raise
+    ``ParameterError``: a truthy string such as ``"no"`` or a number is never taken as True."""
+    if isinstance(value, bool):
+        return value
+    if getattr(value, "dtype", None) is not None and value.dtype.kind == "b" and getattr(value, "shape", None) == ():
+        return bool(value)
+    raise ParameterError(f"{name} must be True or False, got {value!r}")
+
+
+def real_array(name: str, value: object, *, ndim: int, what: str, integer: bool = False) -> np.ndarray:
+    """``value`` as a numpy array of ``ndim`` dimensions of finite real numbers (float64; with
+    ``integer``, of integers, kept as int64), else ``ParameterError`` naming ``name``, ``what`` it
+    must be, and the shape and type it has: strings, objects, complex numbers and booleans are refused,
+    never converted."""
+    import numpy as np  # here, not at the top: the command line's parsers import this module
+
+    # arrays (numpy's, or anything with __array__: torch tensors, pandas), nested lists and tuples;
+    # a range or a generator is no array, and numpy would materialise it whatever its length
+    if not (hasattr(value, "__array__") or isinstance(value, (list, tuple, numbers.Real))):
+        raise ParameterError(f"{name} must be {what} (an array or nested lists), got {type(value).__name__}")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError, OverflowError, MemoryError) as exc:  # ragged lists, unconvertible objects
+        raise ParameterError(f"{name} must be {what}, got {type(value).__name__} ({' '.join(str(exc).split())})") from None
+    kinds = "iu" if integer else "iuf"
+    if array.ndim != ndim or array.dtype.kind not in kinds:
+        raise ParameterError(f"{name} must be {what}, got shape {array.shape} of {array.dtype}")
+    if integer:
+        return array.astype(np.int64)
+    array = array.astype(float)
+    if not np.isfinite(array).all():
+        raise ParameterError(f"{name} must be {what}, got {array.size - np.isfinite(array).sum()} non-finite entries")
+    return array
 
 
 def seed(name: str, value) -> int:

@@ -215,6 +215,7 @@ class SpectralODE:
         self.K = params.power_of_two("K", self.K, minimum=2, maximum=2**13)
         self.L = check_depth(self.L)
         self.n = params.integer("n", self.n, minimum=1, maximum=10**6)
+        self.balanced = params.boolean("balanced", self.balanced)
         self.system = per_mode_system(self.L, self.K, self.balanced)
         u = self.system.log_state
         # Written in r = 1 - g: at large margins 1 - g ~ e^{-margin} is far below float64 resolution

@@ -201,6 +201,7 @@ def builtin(name: str, *, l2: bool = False, minibatches: int = 1) -> Update:
     ``sgd`` with ``minibatches`` > 1 is SGD with random reshuffling; ``l2`` adds coupled decay.
     """
     params.choice("optimizer", name, list(UPDATES) + list(ALIASES))
+    l2 = params.boolean("l2", l2)
     name = ALIASES.get(name, name)
     minibatches = params.integer("minibatches", minibatches, minimum=1, maximum=4)
     if minibatches > 1 and name not in ("gd", "sgd_rr"):

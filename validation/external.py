@@ -59,6 +59,16 @@ reference is one ``ParameterError`` naming ``arch`` or ``dataset`` and what is a
 module must be a ``.py`` file: a function defined in a notebook cell (module ``__main__``, no
 source file) is refused, since edits to it could not be told from the stored runs.
 
+Your code is a guest (``guest``): an exception raised in the factory, the loader or the model, at
+the module's import, at construction, at loading or in a forward or backward pass at epoch e, is
+reported as yours, one ``UserCodeError`` line naming ``arch`` or ``dataset``, the reference, where,
+and your exception's type and message; ``SystemExit`` (``sys.exit``) and a ``KeyboardInterrupt``
+your code raises itself are contained the same way, so the run is stored ``failed`` (never left
+``running``) and the command line exits 2.  A real interrupt (SIGINT, or SIGTERM where the
+command line turns it into one) that arrives while your code runs still interrupts the sweep.
+The loaded data are checked at the boundary: real, finite inputs, integer labels in range,
+non-empty splits, inputs of the shape the model accepts.
+
 Code fingerprints: a run's code is ``validation.run.execute``'s together with the module of each
 reference and the modules of its own top-level package that it imports
 (``implicitbias.fingerprint``), so editing the factory, the loader or their helpers recomputes
@@ -75,10 +85,13 @@ a factory's model as a network of the shallow family (C6 judges the built-in dee
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import re
-from collections.abc import Callable, Iterable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -88,13 +101,15 @@ from implicitbias.theory import params
 from implicitbias.validation.data import ImageData, split_dataset
 from implicitbias.validation.init import kernel_modules
 
-__all__ = ["FACTORY", "LOADER", "is_reference", "check", "resolve", "modules", "build_model", "load_data"]
+__all__ = ["FACTORY", "LOADER", "UserCodeError", "guest", "is_reference", "check", "resolve", "modules", "build_model",
+           "load_data"]
 
 FACTORY = "model factory 'package.module:factory'"
 LOADER = "data loader 'package.module:loader'"
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _FACTORY_SIGNATURE = "(in_shape, num_classes, *, width)"
 _LOADER_SIGNATURE = "(*, seed, size, path)"
+MAX_CLASSES = 100_000  # K = the largest label + 1: a label of 10**9 is a bug, not a head of 10**9 logits
 
 
 def is_reference(value) -> bool:
@@ -105,6 +120,76 @@ def is_reference(value) -> bool:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+_WHAT = {"arch": "model factory or model", "dataset": "data loader"}
+
+
+class UserCodeError(params.ParameterError):
+    """An error of the user's own code (a factory, a loader, a model), one line: the run config
+    entry (``arch`` or ``dataset``), the reference, where it happened and the user's exception.
+    A ``ParameterError``, so a sweep stores the run ``failed`` and the command line exits 2."""
+
+    def __init__(self, message: str, error: BaseException | None = None):
+        super().__init__(message)  # the message alone: it pickles back from a worker process
+        self.error = error  # the user's exception (in the process that caught it)
+
+    @classmethod
+    def of(cls, parameter: str, reference: str, where: str, exc: BaseException) -> UserCodeError:
+        """The error for ``exc``, raised by the code ``reference`` of entry ``parameter`` during ``where``."""
+        return cls(f"{parameter} {reference!r} raised {_first_line(exc)} during {where} "
+                   f"(in your {_WHAT.get(parameter, 'code')}, not in implicitbias)", exc)
+
+
+@contextlib.contextmanager
+def _signals_seen() -> Iterator[list[int]]:
+    """A list that records every SIGINT and SIGTERM arriving while the block runs; the handlers in
+    force still run as before.  Python raises a signal's ``KeyboardInterrupt`` wherever the
+    interpreter is, in user code too, so this is how ``guest`` tells a real interrupt from a
+    ``KeyboardInterrupt`` that the user's code raises itself.  Only the main thread receives
+    signals (elsewhere the list stays empty); a handler replaced inside the block (the command
+    line ignores a second signal while it winds down) is left as it was replaced."""
+    seen: list[int] = []
+    installed = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            old = signal.getsignal(number)
+            if callable(old):
+                def handler(signum, frame, old=old):
+                    seen.append(signum)
+                    return old(signum, frame)
+
+                installed[number] = (old, handler)
+                signal.signal(number, handler)
+    try:
+        yield seen
+    finally:
+        for number, (old, handler) in installed.items():
+            if signal.getsignal(number) is handler:
+                signal.signal(number, old)
+
+
+@contextlib.contextmanager
+def guest(parameter: str, reference, where: str) -> Iterator[None]:
+    """Run user code named by run config entry ``parameter`` (a reference, ``is_reference``; for a
+    built-in name this does nothing): whatever it raises, ``SystemExit`` included, and a
+    ``KeyboardInterrupt`` it raises itself (no signal arrived, ``_signals_seen``) becomes one
+    ``UserCodeError`` naming ``parameter``, the reference, ``where`` (import, construction,
+    loading, forward at epoch e) and the user's exception.  A real interrupt passes through."""
+    if not is_reference(reference):
+        yield
+        return
+    with _signals_seen() as seen:
+        try:
+            yield
+        except UserCodeError:
+            raise
+        except KeyboardInterrupt as exc:
+            if seen:
+                raise
+            raise UserCodeError.of(parameter, reference, where, exc) from None
+        except (Exception, SystemExit) as exc:
+            raise UserCodeError.of(parameter, reference, where, exc) from None
 
 
 def resolve(parameter: str, reference: str, what: str) -> Callable:
@@ -118,11 +203,17 @@ def resolve(parameter: str, reference: str, what: str) -> Callable:
             f"{parameter} must be a {what}: dotted Python names either side of one colon; got {reference!r}"
         )
     try:
-        obj = importlib.import_module(module_name)
-    except Exception as exc:  # any error the module raises on import is the reference's problem
-        raise params.ParameterError(
+        with guest(parameter, reference, f"the import of {module_name}"):
+            obj = importlib.import_module(module_name)
+    except UserCodeError as exc:
+        missing = getattr(exc.error, "name", None)
+        if not isinstance(exc.error, ModuleNotFoundError) or not (
+            missing == module_name or module_name.startswith(f"{missing}.")
+        ):
+            raise
+        raise params.ParameterError(  # the module itself is not there: the reference is wrong, not its code
             f"{parameter} must name a module importable from sys.path (or the spec's folder): {reference!r} "
-            f"({_first_line(exc)})"
+            f"({_first_line(exc.error)})"
         ) from None
     if not str(getattr(obj, "__file__", None) or "").endswith(".py"):
         raise params.ParameterError(
@@ -157,8 +248,10 @@ def modules(config: Mapping) -> tuple[str, ...]:
     return tuple(sorted({config[k].partition(":")[0] for k in ("arch", "dataset") if is_reference(config.get(k))}))
 
 
-def _call(parameter: str, reference: str, fn: Callable, signature: str, torch_seed: int, args: tuple, kwargs: dict):
-    """``fn(*args, **kwargs)`` with torch's global generator seeded with ``torch_seed`` (restored after)."""
+def _call(parameter: str, reference: str, fn: Callable, signature: str, torch_seed: int, args: tuple, kwargs: dict,
+          where: str):
+    """``fn(*args, **kwargs)`` with torch's global generator seeded with ``torch_seed`` (restored
+    after), as a ``guest`` (its errors are the reference's, ``where``)."""
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError:
@@ -167,7 +260,7 @@ def _call(parameter: str, reference: str, fn: Callable, signature: str, torch_se
         ) from None
     except ValueError:  # a builtin without a signature: let the call say whether it fits
         pass
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), guest(parameter, reference, where):
         torch.manual_seed(torch_seed)
         return fn(*args, **kwargs)
 
@@ -177,22 +270,19 @@ def build_model(reference: str, in_shape: tuple[int, ...], num_classes: int, *, 
     or linear kernel that maps a batch of two zero inputs to (2, num_classes) logits.  Not yet
     initialised: ``validation.run.build`` applies sigma_w."""
     factory = resolve("arch", reference, FACTORY)
-    model = _call("arch", reference, factory, _FACTORY_SIGNATURE, seed, (tuple(in_shape), int(num_classes)), {"width": width})
+    model = _call("arch", reference, factory, _FACTORY_SIGNATURE, seed, (tuple(in_shape), int(num_classes)),
+                  {"width": width}, "construction")
     if not isinstance(model, nn.Module):
         raise params.ParameterError(f"arch must return a torch.nn.Module: {reference!r} returned a {type(model).__name__}")
     if not kernel_modules(model):
         raise params.ParameterError(
             f"arch must build a model with a conv or linear layer (sigma_w scales their kernels): {reference!r} has none"
         )
-    try:
+    with guest("arch", reference, f"its forward pass on a batch (2, {', '.join(map(str, in_shape))}) of the data's shape"):
         with torch.no_grad():
             model.eval()
             logits = model(torch.zeros(2, *in_shape))
         model.train()
-    except Exception as exc:  # the model's forward is user code: its failure is the reference's problem
-        raise params.ParameterError(
-            f"arch must map a batch (2, {', '.join(map(str, in_shape))}) to logits: {reference!r} raised {_first_line(exc)}"
-        ) from None
     shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
     if shape != (2, num_classes):
         raise params.ParameterError(
@@ -202,11 +292,19 @@ def build_model(reference: str, in_shape: tuple[int, ...], num_classes: int, *, 
 
 
 def _array(parameter: str, reference: str, name: str, value) -> np.ndarray:
+    """One array a loader returned, checked at the boundary: inputs ``x_*`` real and finite, N x C x H x W;
+    labels ``y_*`` one integer >= 0 per input."""
     array = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
-    if name.startswith("x") and (array.ndim != 4 or not np.issubdtype(array.dtype, np.number)):
+    real = np.issubdtype(array.dtype, np.number) and not np.issubdtype(array.dtype, np.complexfloating)
+    if name.startswith("x") and (array.ndim != 4 or not real):
         raise params.ParameterError(
-            f"{parameter} must return inputs {name} of shape N x C x H x W (numbers): {reference!r} gave shape "
+            f"{parameter} must return inputs {name} of shape N x C x H x W (real numbers): {reference!r} gave shape "
             f"{array.shape}, dtype {array.dtype}"
+        )
+    if name.startswith("x") and not np.isfinite(array).all():
+        raise params.ParameterError(
+            f"{parameter} must return finite inputs {name}: {reference!r} gave {np.size(array) - np.isfinite(array).sum()} "
+            "non-finite values (inf or NaN)"
         )
     if name.startswith("y") and (array.ndim != 1 or not np.issubdtype(array.dtype, np.integer) or (array < 0).any()):
         raise params.ParameterError(
@@ -219,16 +317,19 @@ def _array(parameter: str, reference: str, name: str, value) -> np.ndarray:
 def _checked(reference: str, data: ImageData) -> ImageData:
     """A loader's own ``ImageData`` on the CPU in float32, after the checks of the four arrays."""
     k = data.num_classes
-    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise params.ParameterError(f"dataset must return an ImageData of at least 2 classes: {reference!r} gave {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= MAX_CLASSES:
+        raise params.ParameterError(f"dataset must return an ImageData of 2 to {MAX_CLASSES} classes: {reference!r} "
+                                    f"gave {k!r}")
     splits = {}
     for split in ("train", "val", "test"):
         x = _array("dataset", reference, f"x_{split}", getattr(data, f"x_{split}"))
         y = _array("dataset", reference, f"y_{split}", getattr(data, f"y_{split}"))
-        if len(x) != len(y) or (len(y) and y.max() >= k):
+        if not len(y):
+            raise params.ParameterError(f"dataset must return non-empty splits: the {split} split of {reference!r} is empty")
+        if len(x) != len(y) or y.max() >= k:
             raise params.ParameterError(
                 f"dataset must return one label in 0..{k - 1} per input: {reference!r} has {len(x)} x_{split}, "
-                f"{len(y)} y_{split}" + (f", labels up to {y.max()}" if len(y) else "")
+                f"{len(y)} y_{split}, labels up to {y.max()}"
             )
         splits |= {f"x_{split}": torch.as_tensor(x), f"y_{split}": torch.as_tensor(y)}
     return ImageData(str(data.name), num_classes=k, **splits).to("cpu", torch.float32)
@@ -246,7 +347,8 @@ def load_data(
 ) -> ImageData:
     """The data of loader ``reference`` (module docstring), split and standardised, on the CPU."""
     loader = resolve("dataset", reference, LOADER)
-    out = _call("dataset", reference, loader, _LOADER_SIGNATURE, seed, (), {"seed": seed, "size": size, "path": path})
+    out = _call("dataset", reference, loader, _LOADER_SIGNATURE, seed, (), {"seed": seed, "size": size, "path": path},
+                "loading")
     if isinstance(out, ImageData):
         for key, value in (("val_size", val_size), ("train_size", train_size), ("test_size", test_size)):
             if value is not None:
@@ -267,8 +369,14 @@ def load_data(
             f"dataset must return one label per input and test inputs shaped like the training inputs: {reference!r} "
             f"gave x_train {x_train.shape}, y_train {y_train.shape}, x_test {x_test.shape}, y_test {y_test.shape}"
         )
+    if len(x_train) < 3 or len(x_test) < 1:
+        raise params.ParameterError(
+            f"dataset must return at least 3 training inputs (a validation split of 1 and 2 to train on) and 1 test "
+            f"input: {reference!r} gave {len(x_train)} training and {len(x_test)} test inputs"
+        )
     k = int(max(y_train.max(initial=0), y_test.max(initial=0))) + 1
-    if k < 2:
-        raise params.ParameterError(f"dataset must return labels of at least 2 classes: {reference!r} has one")
+    if not 2 <= k <= MAX_CLASSES:
+        raise params.ParameterError(f"dataset must return labels of 2 to {MAX_CLASSES} classes (K = the largest label + 1): "
+                                    f"{reference!r} has K = {k}")
     return split_dataset(reference, (x_train, y_train, x_test, y_test), k, seed=seed, val_size=val_size,
                          train_size=train_size, test_size=test_size)

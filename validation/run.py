@@ -16,7 +16,7 @@ T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k up to th
 then every ``eval_every`` epochs, and at the last one (default: every epoch; long horizons thin
 their later rows; the training accuracy of a row is still the mean over its epoch).
 
-Divergence as users mean it (:func:`divergence`): a non-finite loss or kernel norm, a mean
+Divergence as users mean it (:func:`divergence`): a non-finite loss on any split or kernel norm, a mean
 training loss above ``LOSS_BOUND`` times the loss at initialisation, or, after a warm-up of
 ``max(WARMUP_MIN_EPOCHS, WARMUP_FRACTION x epochs)`` epochs, training accuracy within
 ``CHANCE_MARGIN`` of chance.  Such a run stops and is recorded as ``diverged`` with the epoch
@@ -45,7 +45,7 @@ from implicitbias.validation.init import scale_init_
 from implicitbias.numerics.optim.optimizers import OPTIMIZERS
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
-from implicitbias.theory.clocks import forgetting_clocks, steps_per_epoch
+from implicitbias.theory.clocks import MAX_RATE, forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation import external
 from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
@@ -55,7 +55,7 @@ from implicitbias.validation.precision import parameter_dtype
 from implicitbias.validation.trainers import Trainer, trainer_for
 
 __all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
-           "divergence", "build", "require_data", "run_codes"]
+           "divergence", "warmup_epochs", "build", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -124,10 +124,10 @@ def canonical_config(config: Mapping) -> dict:
     c["sigma_w"] = params.real("sigma_w", c["sigma_w"], minimum=0.0, maximum=1e3, open_minimum=True)
     c["scale_head"] = bool(c["scale_head"])
     params.choice("optimizer", c["optimizer"], OPTIMIZERS)
-    c["lr"] = params.real("lr", c["lr"], minimum=0.0, open_minimum=True)
+    c["lr"] = params.real("lr", c["lr"], minimum=0.0, open_minimum=True, maximum=MAX_RATE)
     if c["momentum"] is not None:
         c["momentum"] = params.real("momentum", c["momentum"], minimum=0.0, maximum=0.9999)
-    c["weight_decay"] = params.real("weight_decay", c["weight_decay"], minimum=0.0)
+    c["weight_decay"] = params.real("weight_decay", c["weight_decay"], minimum=0.0, maximum=MAX_RATE)
     params.choice("schedule", c["schedule"], SCHEDULES)
     c["batch_size"] = params.integer("batch_size", c["batch_size"], minimum=1, maximum=1 << 20)
     c["epochs"] = params.integer("epochs", c["epochs"], minimum=1, maximum=MAX_EPOCHS)
@@ -217,14 +217,21 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def warmup_epochs(epochs: int) -> int:
+    """The warm-up of the chance rule of :func:`divergence` for a run of ``epochs`` epochs:
+    max(WARMUP_MIN_EPOCHS, ceil(WARMUP_FRACTION x epochs))."""
+    return max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * epochs))
+
+
 def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: int, warmup: int) -> str | None:
     """Why a run counts as diverged at this epoch's ``row`` (None if it does not).
 
-    Divergence as users mean it (module docstring): a non-finite loss or weight norm; a training
+    Divergence as users mean it (module docstring): a non-finite loss (training, validation or
+    test split: logits that are not finite on any split) or weight norm; a training
     loss above ``LOSS_BOUND`` times the loss at initialisation; or, after ``warmup`` epochs,
     training accuracy within ``CHANCE_MARGIN`` of chance (1 / K).
     """
-    values = [row.get(k) for k in ("train_loss", "val_loss", "kernel_norm") if k in row]
+    values = [row.get(k) for k in ("train_loss", "val_loss", "test_loss", "kernel_norm") if k in row]
     if any(v is None or not math.isfinite(v) for v in values):
         return "non-finite loss or weights"
     if row["train_loss"] > LOSS_BOUND * initial_loss:
@@ -256,16 +263,7 @@ def plan(c: Mapping, data: ImageData):
         )
     spe = steps_per_epoch(n, b)
     eta = schedule(c["schedule"], c["lr"], spe * c["epochs"])
-    try:
-        clocks = forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
-        finite = all(math.isfinite(v) for v in clocks.total.values())
-    except OverflowError:
-        finite = False
-    if not finite:
-        raise params.ParameterError(
-            f"lr and weight_decay must keep the forgetting clocks finite, got lr {c['lr']:g}, weight_decay "
-            f"{c['weight_decay']:g} over {spe * c['epochs']} steps (they overflow)")
-    return spe, eta, clocks
+    return spe, eta, forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
 
 
 def _member_generators(configs: list[dict], device: torch.device) -> list[torch.Generator]:
@@ -312,7 +310,7 @@ def train(
     clocks = [plans[setting_of[g]][2] for g in range(G)]
     trainer.optimise(configs, settings)
     gens = _member_generators(configs, device)
-    warmup = max(WARMUP_MIN_EPOCHS, math.ceil(WARMUP_FRACTION * c["epochs"]))
+    warmup = warmup_epochs(c["epochs"])
 
     histories: list[list[dict]] = [[] for _ in range(G)]
     diverged: list[tuple[int, str] | None] = [None] * G
@@ -325,8 +323,9 @@ def train(
                                                          epoch=epoch, warmup=warmup)]
         if not (evaluate or fresh):
             return
-        val = _evaluate(trainer, data.x_val, data.y_val, autocast)
-        test = _evaluate(trainer, data.x_test, data.y_test, autocast)
+        with external.guest("arch", c["arch"], f"the evaluation at epoch {epoch}"):
+            val = _evaluate(trainer, data.x_val, data.y_val, autocast)
+            test = _evaluate(trainer, data.x_test, data.y_test, autocast)
         norms = trainer.norms()
         for g in live:
             t = {k: (v[epoch - 1] if epoch else 0.0) for k, v in clocks[g].cumulative.items()}
@@ -347,7 +346,9 @@ def train(
                 on_epoch(g, epoch, row)
 
     m = len(data.y_val)
-    record_epoch(0, *_evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast), 0.0, True)
+    with external.guest("arch", c["arch"], "the evaluation at initialisation"):
+        initial = _evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast)
+    record_epoch(0, *initial, 0.0, True)
     step = 0
     for epoch in range(1, c["epochs"] + 1):
         if all(d is not None for d in diverged):
@@ -358,11 +359,12 @@ def train(
         correct = torch.zeros(G, device=device, dtype=torch.float64)
         for xb, yb in batches(data.x_train, data.y_train, b, gens, crop_padding=c["crop_padding"], flip=c["flip"]):
             trainer.set_lr_factors([eta(step) / h["lr"] for eta, h in zip(etas, heads)])
-            with autocast():
-                z = trainer.members(xb).float()
-                losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
-            trainer.zero_grad()
-            losses.sum().backward()
+            with external.guest("arch", c["arch"], f"the forward and backward pass at epoch {epoch}"):
+                with autocast():
+                    z = trainer.members(xb).float()
+                    losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
+                trainer.zero_grad()
+                losses.sum().backward()
             trainer.step()
             with torch.no_grad():
                 loss_sum += losses.detach() * yb.shape[1]

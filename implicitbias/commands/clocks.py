@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from implicitbias.theory.clocks import (
     CLOCKS,
+    MAX_RATE,
     OPTIMIZERS,
     forgetting_clocks,
     steps_per_epoch,
+    total_steps,
 )
 from implicitbias.theory import params
 from implicitbias.theory.schedules import SCHEDULES, schedule
-
-# a learning rate or decay beyond this is no training run, and its squares summed over the
-# steps would overflow a float
-MAX_RATE = 1e100
 
 
 def add_recipe(p) -> None:
@@ -39,8 +37,9 @@ def recipe_clocks(args):
     params.real("lr", args.lr, minimum=0, open_minimum=True, maximum=MAX_RATE)
     params.real("weight-decay", args.weight_decay, minimum=0, maximum=MAX_RATE)
     spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
+    steps = total_steps(args.n_train, args.batch_size, args.epochs, args.drop_last)  # names epochs and n_train
     kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
-    eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)
+    eta = schedule(args.schedule, args.lr, steps, **kw)
     clocks = forgetting_clocks(
         args.optimizer, eta, args.batch_size, args.n_train, args.epochs, args.weight_decay, args.drop_last
     )

@@ -51,16 +51,24 @@ def max_order(optimizer: str, dim: int, minibatches: int = 1, l2: bool = False) 
     return MAX_ORDER[bool(l2)][key][dim - 1]
 
 
-def run(args) -> int:
-    limit = max_order(args.optimizer, args.dim, args.minibatches, args.l2)
-    order = params.integer("order", args.order, minimum=0, maximum=3)
+def check_order(optimizer: str, order: int, dim: int, minibatches: int = 1, l2: bool = False) -> int:
+    """``order`` if the flow derives in bounded time (``max_order``), else ``ParameterError``;
+    what ``implicitbias flows`` and ``implicitbias.modified_flow`` check before deriving."""
+    l2 = params.boolean("l2", l2)
+    limit = max_order(optimizer, dim, minibatches, l2)
+    order = params.integer("order", order, minimum=0, maximum=3)
     if order > limit:
-        what = f"{args.optimizer}" + (f" over {args.minibatches} minibatches" if args.minibatches > 1 else "")
-        what += " with L2 decay" if args.l2 else ""
+        what = f"{optimizer}" + (f" over {minibatches} minibatches" if minibatches > 1 else "")
+        what += " with L2 decay" if l2 else ""
         raise params.ParameterError(
-            f"order must be <= {limit} for {what} in dim {args.dim} (higher orders take minutes to derive), got {order}"
-            if limit >= 0 else f"dim must be smaller for {what}: even order 0 takes minutes to derive in dim {args.dim}"
+            f"order must be <= {limit} for {what} in dim {dim} (higher orders take minutes to derive), got {order}"
+            if limit >= 0 else f"dim must be smaller for {what}: even order 0 takes minutes to derive in dim {dim}"
         )
+    return order
+
+
+def run(args) -> int:
+    order = check_order(args.optimizer, args.order, args.dim, args.minibatches, args.l2)
     show(args.optimizer, order, args.dim, minibatches=args.minibatches, l2=args.l2, latex=args.latex)
     return 0
 

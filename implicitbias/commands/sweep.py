@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from importlib import resources
-from pathlib import Path
 
 from implicitbias.commands import check_free_space
 from implicitbias.executors import EXECUTORS
@@ -38,7 +37,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from implicitbias.executors import check_executor, open_executor
-    from implicitbias.store import Store, check_creatable, default_store_path
+    from implicitbias.store import Store, check_creatable, check_store_path, default_store_path
     from implicitbias.validation.run import resolve_device
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep, sweep_status
 
@@ -52,7 +51,7 @@ def run(args) -> int:
     # everything the runs need is checked before anything is printed, --dry-run included
     resolve_device(spec.options.get("device"))
     check_executor(args.executor, args.workers, args.address)
-    path = Path(args.store).expanduser() if args.store is not None else default_store_path()
+    path = check_store_path(args.store if args.store is not None else default_store_path())
     with contextlib.ExitStack() as stack:
         if args.dry_run and not path.exists():  # nothing stored yet, and a dry run creates no store
             check_creatable(path)

@@ -63,18 +63,18 @@ def run(args) -> int:
 
 def _only(args, store, out: Path):
     """``verify --only SLUGS``: the named claims (any claim, not only the theorem checks), judged
-    in ``store``; a ``Report`` of their rows (no report file is written)."""
-    from implicitbias.claims import Context, by_slug, evaluate
-    from implicitbias import report
-    from implicitbias.report import Report, Row
+    in ``store``; a ``Report`` of their rows, a claim that crashed as an ``error`` row and its
+    one-line error, as in the full run (no report file is written)."""
+    from implicitbias.claims import Context, by_slug
+    from implicitbias.report import Report, judged_rows
     from implicitbias.theory import params
 
     known = by_slug()
     slugs = [params.choice("only", s, known) for s in parse_list("only", args.only, str)]
     ctx = Context(store=store, out=out, progress=not (args.no_progress or args.json))
-    rows = []
+    rows, errors = [], []
     for slug in slugs:
-        with report._naming(f"claim {slug}"):  # the report's one-line naming of a crashed claim
-            results = evaluate(known[slug], ctx)
-        rows += [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results]
-    return Report(out / "report.md", rows)
+        _, claim_rows, error = judged_rows(known[slug], ctx)
+        rows += claim_rows
+        errors += [error] if error else []
+    return Report(out / "report.md", rows, errors)

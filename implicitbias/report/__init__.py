@@ -57,7 +57,7 @@ from implicitbias.report import claims_table
 from implicitbias.store import CellError, Store
 from implicitbias.theory import params
 
-__all__ = ["ClaimError", "Row", "Report", "TIERS", "available_sections", "build_report", "write_html"]
+__all__ = ["ClaimError", "Row", "Report", "TIERS", "available_sections", "build_report", "judged_rows", "write_html"]
 
 
 class ClaimError(CellError):
@@ -129,18 +129,24 @@ def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: boo
             errors.append(str(exc))
             parts.append(f"**error**: {exc}\n")
     for claim in claims:
-        try:
-            with _naming(f"claim {claim.id}"):
-                results = evaluate(claim, ctx)
-        except ClaimError as exc:
-            errors.append(str(exc))
-            parts.append(f"#### {claim.id}: {claim.statement}\n\n**error**: {exc}\n")
-            rows.append(Row(claim.id, claim.statement, "-", "-", "error", str(exc)))
-            continue
-        for result in results:
-            parts.append(_claim_markdown(result))
-            rows.append(Row(*result.row(), estimate=result.verdict.numbers.get("estimate")))
+        results, claim_rows, error = judged_rows(claim, ctx)
+        if error:
+            errors.append(error)
+            parts.append(f"#### {claim.id}: {claim.statement}\n\n**error**: {error}\n")
+        parts += [_claim_markdown(result) for result in results]
+        rows += claim_rows
     return "\n".join(parts), rows, errors
+
+
+def judged_rows(claim, ctx: Context) -> tuple[list, list[Row], str | None]:
+    """``claim`` judged in ``ctx``: its results, their claims-table rows, and None; or, when its
+    computation raised, no results, one ``error`` row and the one-line error (``ClaimError``)."""
+    try:
+        with _naming(f"claim {claim.id}"):
+            results = evaluate(claim, ctx)
+    except ClaimError as exc:
+        return [], [Row(claim.id, claim.statement, "-", "-", "error", str(exc))], str(exc)
+    return results, [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results], None
 
 
 def _prefetch(jobs: Sequence[Callable], path: Path, tier: str, pool: Executor) -> None:

@@ -63,13 +63,6 @@ class NCMetrics:
         return asdict(self)
 
 
-def _finite(name: str, a) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    if not np.isfinite(a).all():
-        raise params.ParameterError(f"{name} must be finite, got non-finite entries")
-    return a
-
-
 def class_mean_rows(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
     """Class means mu_c of the rows of ``H`` (n_samples x d) with labels ``y``, as a K x d matrix."""
     return np.stack([H[y == c].mean(axis=0) for c in range(K)])
@@ -84,17 +77,19 @@ def nc_metrics(H, y, W, b=None, *, convention: str = "package", global_mean: str
     """
     params.choice("convention", convention, CONVENTIONS)
     params.choice("global_mean", global_mean, GLOBAL_MEANS)
-    H = _finite("H", H)
-    W = _finite("W", W)
-    y = np.asarray(y)
-    if H.ndim != 2 or W.ndim != 2 or W.shape[1] != H.shape[1]:
+    H = params.real_array("H", H, ndim=2, what="an n_samples x d matrix of finite real numbers")
+    W = params.real_array("W", W, ndim=2, what="a K x d matrix of finite real numbers")
+    y = params.real_array("y", y, ndim=1, what="one integer label per row of H", integer=True)
+    if W.shape[1] != H.shape[1]:
         raise params.ParameterError(f"H must be n_samples x d and W K x d, got {H.shape} and {W.shape}")
     K = params.integer("K", W.shape[0], minimum=2)
-    if y.shape != (H.shape[0],) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= K:
+    if y.shape != (H.shape[0],) or not len(y) or y.min() < 0 or y.max() >= K:
         raise params.ParameterError(f"y must hold one integer label in 0..{K - 1} per row of H")
     if len(np.unique(y)) != K:
         raise params.ParameterError("y must contain every class at least once")
-    b = np.zeros(K) if b is None else _finite("b", b).reshape(K)
+    b = np.zeros(K) if b is None else params.real_array("b", b, ndim=1, what=f"{K} finite real numbers (one per class)")
+    if b.shape != (K,):
+        raise params.ParameterError(f"b must hold {K} finite real numbers (one per class), got {len(b)}")
 
     means = class_mean_rows(H, y, K)
     M = means - (means.mean(axis=0) if global_mean == "class_means" else H.mean(axis=0))
