@@ -42,6 +42,7 @@ from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks  # the API's as it is: T_SGD, T_L2, T_adapt of a run
 from implicitbias.theory.display import Tabular
+from implicitbias.theory.params import ParameterError  # bad input, everywhere: a ValueError naming the parameter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +62,7 @@ __all__ = [
     "PhaseCell",
     "PhaseDiagram",
     "MarginProblem",
+    "ParameterError",
     "Check",
     "SweepResult",
     "Analysis",
