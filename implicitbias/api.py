@@ -557,6 +557,34 @@ class Analysis(Tabular):
     def to_frame(self) -> pd.DataFrame:
         return _results_frame(self.results)
 
+    def groups_frame(self) -> pd.DataFrame:
+        """One row per group and sigma_w: the group's ``label``, ``optimizer``, ``sigma_w``, the seed
+        mean of the selected test accuracy (points) at it, and the group's spread of those means
+        (``spread``, bootstrap CI ``spread_lo``/``spread_hi``), ``governing`` clock and its value
+        ``clock`` (``validation.analysis.summarise``)."""
+        import pandas as pd
+
+        from implicitbias.validation.analysis import mean_by_sigma, summarise
+
+        rows = []
+        for group in self.groups:
+            summary = summarise(group)
+            spread, governing = summary["spread_selected"], summary["governing"]
+            common = {
+                "label": summary["label"],
+                "optimizer": summary["setting"]["optimizer"],
+                "spread": spread["estimate"],
+                "spread_lo": spread["lo"],
+                "spread_hi": spread["hi"],
+                "governing": governing,
+                "clock": summary["clocks"].get(governing, float("nan")),
+            }
+            for sigma, accuracy in mean_by_sigma(summary, "selected_test_acc").items():
+                rows.append({**common, "sigma_w": sigma, "selected_test_acc": accuracy})
+        columns = ["label", "optimizer", "sigma_w", "selected_test_acc", "spread", "spread_lo", "spread_hi",
+                   "governing", "clock"]
+        return pd.DataFrame(rows, columns=columns)
+
     def caption(self) -> str:
         return f"Analysis of {sum(len(g.runs) for g in self.groups)} runs in {len(self.groups)} groups"
 

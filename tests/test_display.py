@@ -119,6 +119,19 @@ def test_analysis_frame_is_its_results(tmp_path):
     assert pd.read_csv(analysis.to_csv(tmp_path / "a.csv"))["label"].tolist() == ["set 0", "set 1", "set 2"]
 
 
+def test_analysis_groups_frame_is_the_seed_means_by_sigma():
+    from implicitbias.validation.analysis import group_runs
+
+    sigmas, seeds = (0.25, 0.5, 1.0), (0, 1, 2)
+    analysis = ib.Analysis(tuple(group_runs(group(accuracy=remembering, sigmas=sigmas, seeds=seeds))), (), "")
+    frame = analysis.groups_frame()
+    expected = [100 * np.mean([remembering(s, k) for k in seeds]) for s in sigmas]  # the records' selected accuracy
+    assert frame["sigma_w"].tolist() == list(sigmas)
+    assert frame["selected_test_acc"].to_numpy() == pytest.approx(expected)
+    assert frame["spread"].iloc[0] == pytest.approx(max(expected) - min(expected))
+    assert set(frame["optimizer"]) == {"sgd"} and set(frame["governing"]) == {"T_SGD"}
+
+
 def test_claim_shows_its_statement_and_thresholds():
     claim = next(c for c in by_slug().values() if c.thresholds)
     shown = fields(claim._repr_html_())
