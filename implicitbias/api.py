@@ -159,9 +159,7 @@ class PhaseDiagram(Tabular):
         from implicitbias.atlas import SHORT
 
         codes = {(c.K, c.L): SHORT[c.verdict].format(rank=c.rank) for c in self.cells}
-        return pd.DataFrame(
-            [{"K \\ L": K, **{str(L): codes.get((K, L), "") for L in self.L}} for K in self.K]
-        )
+        return pd.DataFrame([{"K \\ L": K, **{str(L): codes.get((K, L), "") for L in self.L}} for K in self.K])
 
     def caption(self) -> str:
         counts = {v: sum(c.verdict == v for c in self.cells) for v in dict.fromkeys(c.verdict for c in self.cells)}
@@ -191,7 +189,7 @@ class PhaseDiagram(Tabular):
 
         fig, columns = heatmap_figure(self.cells, ax=ax, panels=panels)
         if path is not None:
-            save_figure(fig.figure, path, columns)
+            save_figure(fig.figure, Path(path), columns)
         return fig
 
     def write_atlas(self, out: str | os.PathLike) -> dict[str, Path]:
@@ -581,8 +579,17 @@ class Analysis(Tabular):
             }
             for sigma, accuracy in mean_by_sigma(summary, "selected_test_acc").items():
                 rows.append({**common, "sigma_w": sigma, "selected_test_acc": accuracy})
-        columns = ["label", "optimizer", "sigma_w", "selected_test_acc", "spread", "spread_lo", "spread_hi",
-                   "governing", "clock"]
+        columns = [
+            "label",
+            "optimizer",
+            "sigma_w",
+            "selected_test_acc",
+            "spread",
+            "spread_lo",
+            "spread_hi",
+            "governing",
+            "clock",
+        ]
         return pd.DataFrame(rows, columns=columns)
 
     def caption(self) -> str:

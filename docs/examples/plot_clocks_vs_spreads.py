@@ -31,7 +31,7 @@ spec = {
 }
 run = ib.sweep(spec)
 analysis = ib.analyse(run)
-analysis  # one row per claim: verdict, measured, reason (a 20-epoch, 3-seed sweep is small: inconclusive is honest)
+analysis.to_frame()  # one row per claim: verdict, measured, reason (20 epochs, 3 seeds: inconclusive is honest)
 
 # %%
 # Seed-mean test accuracy against sigma_w, per optimiser, with the spread and the governing clock:
