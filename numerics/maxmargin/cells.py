@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from implicitbias.theory.display import Tabular, field_frame
 
 if TYPE_CHECKING:

@@ -41,7 +41,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-
 from implicitbias.theory import params
 from implicitbias.theory.display import Tabular, field_frame
 
