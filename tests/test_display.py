@@ -202,6 +202,23 @@ def test_derivations_show_as_latex():
     assert repr(flow) == "ModifiedFlow('gd', order=1, dim=1)"
 
 
+def test_the_other_derivations_show_as_latex():
+    import sympy as sp
+
+    from implicitbias.theory.linear_regime import growth_law
+    from implicitbias.theory.nc_stability import ray_linearisation
+    from implicitbias.theory.radial import derive
+
+    for derivation, expr in [
+        (growth_law(2), "rate"),
+        (ray_linearisation(2), "transverse"),
+        (derive("sgd"), "recursion"),
+    ]:
+        latex = derivation._repr_latex_()
+        assert latex.startswith("$\\displaystyle") and latex.endswith("$")
+        assert sp.latex(getattr(derivation, expr)) in latex
+
+
 # -- plots ---------------------------------------------------------------------------------------
 
 
