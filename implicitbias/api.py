@@ -152,7 +152,7 @@ class PhaseDiagram(Tabular):
 
         return pd.DataFrame(self.rows())
 
-    def display_frame(self) -> pd.DataFrame:
+    def _display_frame(self) -> pd.DataFrame:
         """The grid: one row per K, one column per L, each cell's short verdict (``atlas.SHORT``)."""
         import pandas as pd
 
@@ -161,7 +161,7 @@ class PhaseDiagram(Tabular):
         codes = {(c.K, c.L): SHORT[c.verdict].format(rank=c.rank) for c in self.cells}
         return pd.DataFrame([{"K \\ L": K, **{str(L): codes.get((K, L), "") for L in self.L}} for K in self.K])
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         counts = {v: sum(c.verdict == v for c in self.cells) for v in dict.fromkeys(c.verdict for c in self.cells)}
         return f"PhaseDiagram of P(K, L), {len(self)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items())
 
@@ -418,7 +418,7 @@ class Check(Tabular):
     def to_frame(self) -> pd.DataFrame:
         return _results_frame(self.results)
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return f"Check {self.slug}: {self.verdict}"
 
 
@@ -490,14 +490,14 @@ class SweepResult(Tabular):
             [{"run": i, **_flat(c, numeric=False), "status": r["status"]} for i, (c, r) in enumerate(self.runs)]
         )
 
-    def display_frame(self) -> pd.DataFrame:
+    def _display_frame(self) -> pd.DataFrame:
         """``runs_frame()`` with the config values that vary across runs and the final test accuracy."""
         runs = self.runs_frame()
         varying = [c for c in runs.columns[1:-1] if runs[c].astype(str).nunique() > 1]
         final = [r["history"][-1].get("test_acc") if r["history"] else None for r in self.records]
         return runs[["run", *varying, "status"]].assign(final_test_acc=final)
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return f"SweepResult {self.spec.name}: {len(self.records)} runs, {self.diverged} diverged"
 
     def __repr__(self) -> str:
@@ -592,7 +592,7 @@ class Analysis(Tabular):
         ]
         return pd.DataFrame(rows, columns=columns)
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return f"Analysis of {sum(len(g.runs) for g in self.groups)} runs in {len(self.groups)} groups"
 
     def __repr__(self) -> str:

@@ -84,7 +84,7 @@ class Clocks(Tabular):
 
         return pd.DataFrame(self.rows(), columns=["epoch", *CLOCKS, *(f"cumulative_{c}" for c in CLOCKS)])
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return (
             f"Clocks of {self.optimizer}: b = {self.batch_size}, N = {self.n_train}, {self.epochs} epochs of "
             f"{self.steps_per_epoch} steps, weight decay {self.weight_decay:g}; governing {self.governing} = "

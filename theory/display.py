@@ -48,16 +48,16 @@ def latex_block(lines: Iterable[str]) -> str:
 
 class Tabular:
     """A result that is a table: ``to_frame()`` (defined by the class), ``to_csv`` and the notebook's
-    HTML table (``_repr_html_``: ``display_frame()`` under ``caption()``; both default to the whole
+    HTML table (``_repr_html_``: ``_display_frame()`` under ``_caption()``; both default to the whole
     frame and the class name)."""
 
     def to_frame(self) -> pd.DataFrame:
         raise NotImplementedError
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return type(self).__name__
 
-    def display_frame(self) -> pd.DataFrame:
+    def _display_frame(self) -> pd.DataFrame:
         return self.to_frame()
 
     def to_csv(self, path: str | os.PathLike) -> Path:
@@ -68,4 +68,4 @@ class Tabular:
         return path
 
     def _repr_html_(self) -> str:
-        return html_table(self.display_frame(), self.caption())
+        return html_table(self._display_frame(), self._caption())

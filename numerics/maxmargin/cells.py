@@ -128,10 +128,10 @@ class PhaseCell(Tabular):
 
         return pd.DataFrame([self.row()])
 
-    def display_frame(self) -> pd.DataFrame:
+    def _display_frame(self) -> pd.DataFrame:
         return field_frame(self.row())
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return f"PhaseCell (K = {self.K}, L = {self.L}): {self.verdict}"
 
     def __repr__(self) -> str:

@@ -73,10 +73,10 @@ class NCMetrics(Tabular):
 
         return pd.DataFrame([self.as_dict()])
 
-    def display_frame(self) -> pd.DataFrame:
+    def _display_frame(self) -> pd.DataFrame:
         return field_frame(self.as_dict())
 
-    def caption(self) -> str:
+    def _caption(self) -> str:
         return "NC metrics (Papyan, Han, Donoho 2020)"
 
 
