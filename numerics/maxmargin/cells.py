@@ -35,7 +35,7 @@ class Certificate:
 
     kind: str
     structure: str | None
-    details: Mapping[str, Any]
+    details: Mapping[str, Any] = field(repr=False)  # every number, as recorded: too long to print
 
 
 @dataclass(frozen=True, repr=False)
