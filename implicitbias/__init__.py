@@ -12,9 +12,13 @@ It is imported on first use, so ``implicitbias --help`` does not load numpy.
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("implicitbias")  # written once, in pyproject.toml
+except PackageNotFoundError:  # a source tree on sys.path, never installed: no metadata to read
+    __version__ = "0+unknown"
 
 __all__ = [
     "__version__",
@@ -23,6 +27,7 @@ __all__ = [
     "Certificate",
     "Check",
     "MarginProblem",
+    "ParameterError",
     "PhaseCell",
     "PhaseDiagram",
     "SweepResult",
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
         Certificate,
         Check,
         MarginProblem,
+        ParameterError,
         PhaseCell,
         PhaseDiagram,
         SweepResult,

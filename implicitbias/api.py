@@ -36,7 +36,7 @@ import functools
 import itertools
 import numbers
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,10 +47,13 @@ import numpy as np
 from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.theory import params
 from implicitbias.theory.clocks import forgetting_clocks  # the API's as it is: T_SGD, T_L2, T_adapt of a run
+from implicitbias.theory.display import Tabular
+from implicitbias.theory.params import ParameterError  # bad input, everywhere: a ValueError naming the parameter
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.figure import Figure
+    from matplotlib.axes import Axes
+    from matplotlib.figure import FigureBase
     from numpy.typing import ArrayLike
 
     from implicitbias.claims import Claim, Result, Verdict
@@ -65,6 +68,7 @@ __all__ = [
     "PhaseCell",
     "PhaseDiagram",
     "MarginProblem",
+    "ParameterError",
     "Check",
     "SweepResult",
     "Analysis",
@@ -136,13 +140,15 @@ def _folder(name: str, out: str | os.PathLike | None) -> Path | None:
 # -- the phase diagram of P(K, L) ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PhaseDiagram:
+@dataclass(frozen=True, repr=False)
+class PhaseDiagram(Tabular):
     """The cells of P(K, L) over a grid of K and L, in (K, L) order, with the crossovers.
 
     ``crossovers``: per column, the real depths where two structures optimal somewhere in it tie
     (``numerics.maxmargin.phase``).  ``columns``: the column records as computed (nested dicts,
-    for ``implicitbias.atlas``).
+    for ``implicitbias.atlas``).  ``to_frame()``: one row per cell; a notebook shows the grid,
+    rows K and columns L, ``rR`` where NC is suboptimal (best rank R), ``NC`` where it is
+    optimal, ``nc?`` where it is the best found.
     """
 
     cells: tuple[PhaseCell, ...]
@@ -179,38 +185,53 @@ class PhaseDiagram:
         return {row["K"]: row["L_star"] for row in boundary([c.record for c in self.cells])}
 
     def rows(self) -> list[dict]:
-        """One flat dict per cell: the columns of ``to_csv`` (``implicitbias.atlas.cell_rows``)."""
-        from implicitbias.atlas import cell_rows
-
-        return cell_rows(self.cells)
-
-    def to_csv(self, path: str | os.PathLike) -> Path:
-        """Write ``rows()`` as CSV to ``path``; returns the path."""
-        from implicitbias.figures import write_csv
-
-        rows = self.rows()
-        return write_csv(Path(path), {k: [r[k] for r in rows] for k in rows[0]})
+        """One flat dict per cell (``PhaseCell.row``): the columns of ``to_frame`` and ``to_csv``."""
+        return [c.row() for c in self.cells]
 
     def to_frame(self) -> pd.DataFrame:
-        """``rows()`` as a pandas DataFrame (needs pandas, not a dependency of the package)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("PhaseDiagram.to_frame needs pandas: pip install pandas (or use to_csv / rows)") from None
+        """``rows()`` as a pandas DataFrame, one row per cell."""
+        import pandas as pd
+
         return pd.DataFrame(self.rows())
 
-    def plot(self, path: str | os.PathLike | None = None) -> Figure:
-        """The verdict / rank / gap heatmap over (K, integer L) as a matplotlib figure; with
-        ``path``, also saved there as PNG with a CSV of the plotted numbers beside it."""
-        from implicitbias.atlas import heatmap_figure
-        from implicitbias.figures import write_csv
+    def _display_frame(self) -> pd.DataFrame:
+        """The grid: one row per K, one column per L, each cell's short verdict (``atlas.SHORT``)."""
+        import pandas as pd
 
-        fig, columns = heatmap_figure(self.cells)
+        from implicitbias.atlas import SHORT
+
+        codes = {(c.K, c.L): SHORT[c.verdict].format(rank=c.rank) for c in self.cells}
+        return pd.DataFrame([{"K \\ L": K, **{str(L): codes.get((K, L), "") for L in self.L}} for K in self.K])
+
+    def _caption(self) -> str:
+        counts = {v: sum(c.verdict == v for c in self.cells) for v in dict.fromkeys(c.verdict for c in self.cells)}
+        return f"PhaseDiagram of P(K, L), {len(self)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+
+    def __repr__(self) -> str:
+        return f"PhaseDiagram(K={self.K}, L={self.L}, cells={len(self)})"
+
+    def plot(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        ax: Axes | Sequence[Axes] | FigureBase | None = None,
+        panels: Sequence[str] = ("verdict", "rank", "gap"),
+    ) -> FigureBase:
+        """The verdict / rank / gap heatmaps over (K, integer L); returns the figure drawn into.
+
+        ``ax``: None (a new ``matplotlib.figure.Figure``, outside pyplot: a notebook shows it when
+        it is a cell's value), a ``Figure`` or ``SubFigure`` to draw into, or your own Axes, one per
+        panel (``fig, axes = plt.subplots(1, 3); diagram.plot(ax=axes)``); ``panels``: which of
+        ``verdict``, ``rank``, ``gap`` to draw, in order.  The package never changes the
+        matplotlib backend.  With ``path``, also saved there as PNG with a CSV of the plotted
+        numbers beside it.
+        """
+        from implicitbias.atlas import heatmap_figure
+        from implicitbias.figures import save_figure
+
+        fig, columns = heatmap_figure(self.cells, ax=ax, panels=panels)
         if path is not None:
-            png = Path(path).with_suffix(".png")
-            png.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(png, dpi=130, bbox_inches="tight")
-            write_csv(png.with_suffix(".csv"), columns)
+            save_figure(fig.figure, Path(path), columns)
         return fig
 
     def write_atlas(self, out: str | os.PathLike) -> dict[str, Path]:
@@ -434,12 +455,33 @@ def claims() -> dict[str, Claim]:
 _SEVERITY = ("disagrees", "inconclusive", "not run", "agrees")
 
 
-@dataclass(frozen=True)
-class Check:
+def _results_frame(results: Iterable[Result]) -> pd.DataFrame:
+    """One row per judged result: claim slug, data set label, check run, verdict, measured, reason."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "slug": r.claim.slug,
+                "label": r.evidence.label,
+                "check": r.evidence.check,
+                "verdict": r.verdict.verdict,
+                "measured": r.verdict.measured,
+                "reason": r.verdict.reason,
+            }
+            for r in results
+        ],
+        columns=["slug", "label", "check", "verdict", "measured", "reason"],
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class Check(Tabular):
     """A claim judged: one ``Result`` per data set it is judged on (usually one).
 
     ``verdict`` is the most severe of its verdicts (disagrees, inconclusive, not run, agrees);
     ``agrees`` is true when every data set agrees, so ``assert ib.check(slug).agrees`` is a test.
+    ``to_frame()``: one row per result (slug, label, check, verdict, measured, reason).
     """
 
     slug: str
@@ -471,6 +513,15 @@ class Check:
     def __str__(self) -> str:
         return f"{self.slug}: {self.verdict} ({self.measured}): {self.reason}"
 
+    def __repr__(self) -> str:
+        return f"Check({self.slug!r}, verdict={self.verdict!r}, results={len(self.results)})"
+
+    def to_frame(self) -> pd.DataFrame:
+        return _results_frame(self.results)
+
+    def _caption(self) -> str:
+        return f"Check {self.slug}: {self.verdict}"
+
 
 def check(
     slug: str,
@@ -498,9 +549,14 @@ def check(
 # -- Spec B: sweeps and their analysis ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SweepResult:
-    """A finished sweep: its expanded spec and one run record per run, in spec order."""
+@dataclass(frozen=True, repr=False)
+class SweepResult(Tabular):
+    """A finished sweep: its expanded spec and one run record per run, in spec order.
+
+    ``to_frame()``: the runs' per-epoch histories in long format (run, epoch, metric, value; ``run``
+    indexes ``spec.configs``, nested values such as the clocks are named ``clocks.T_SGD``);
+    ``runs_frame()``: one row per run, its config and status.  A notebook shows the runs.
+    """
 
     spec: Any  # implicitbias.validation.sweep.Spec
     records: tuple[Mapping[str, Any], ...] = field(repr=False)
@@ -513,6 +569,52 @@ class SweepResult:
     @property
     def diverged(self) -> int:
         return sum(r["status"] == "diverged" for r in self.records)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every run's history, one row per (run, epoch, metric) with a numeric value."""
+        import pandas as pd
+
+        rows = [
+            {"run": run, "epoch": epoch["epoch"], "metric": metric, "value": value}
+            for run, record in enumerate(self.records)
+            for epoch in record["history"]
+            for metric, value in _flat(epoch).items()
+            if metric != "epoch"
+        ]
+        return pd.DataFrame(rows, columns=["run", "epoch", "metric", "value"])
+
+    def runs_frame(self) -> pd.DataFrame:
+        """One row per run: its index ``run``, its config (nested values flattened) and ``status``."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"run": i, **_flat(c, numeric=False), "status": r["status"]} for i, (c, r) in enumerate(self.runs)]
+        )
+
+    def _display_frame(self) -> pd.DataFrame:
+        """``runs_frame()`` with the config values that vary across runs and the final test accuracy."""
+        runs = self.runs_frame()
+        varying = [c for c in runs.columns[1:-1] if runs[c].astype(str).nunique() > 1]
+        final = [r["history"][-1].get("test_acc") if r["history"] else None for r in self.records]
+        return runs[["run", *varying, "status"]].assign(final_test_acc=final)
+
+    def _caption(self) -> str:
+        return f"SweepResult {self.spec.name}: {len(self.records)} runs, {self.diverged} diverged"
+
+    def __repr__(self) -> str:
+        return f"SweepResult({self.spec.name!r}, runs={len(self.records)}, diverged={self.diverged})"
+
+
+def _flat(values: Mapping[str, Any], prefix: str = "", numeric: bool = True) -> dict[str, Any]:
+    """A nested mapping as one level, keys joined by a dot; with ``numeric``, only its numbers
+    (booleans and None left out), else every value."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}.", numeric))
+        elif not numeric or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def sweep(
@@ -545,12 +647,13 @@ def _spec_argument(name: str, spec: object) -> None:
         )
 
 
-@dataclass(frozen=True)
-class Analysis:
+@dataclass(frozen=True, repr=False)
+class Analysis(Tabular):
     """Spec B's claims C1-C7 judged on a sweep's runs (``implicitbias analyse``).
 
     ``groups``: the runs grouped by setting (everything but sigma_w and seed); ``results``: one
     judged ``Result`` per claim and data set; ``markdown``: the analysis as the CLI writes it.
+    ``to_frame()``: one row per result (slug, label, check, verdict, measured, reason).
     """
 
     groups: tuple[Group, ...] = field(repr=False)
@@ -560,6 +663,52 @@ class Analysis:
     def verdicts(self) -> dict[str, str]:
         """Claim slug -> verdict."""
         return {r.claim.slug: r.verdict.verdict for r in self.results}
+
+    def to_frame(self) -> pd.DataFrame:
+        return _results_frame(self.results)
+
+    def groups_frame(self) -> pd.DataFrame:
+        """One row per group and sigma_w: the group's ``label``, ``optimizer``, ``sigma_w``, the seed
+        mean of the selected test accuracy (points) at it, and the group's spread of those means
+        (``spread``, bootstrap CI ``spread_lo``/``spread_hi``), ``governing`` clock and its value
+        ``clock`` (``validation.analysis.summarise``)."""
+        import pandas as pd
+
+        from implicitbias.validation.analysis import mean_by_sigma, summarise
+
+        rows = []
+        for group in self.groups:
+            summary = summarise(group)
+            spread, governing = summary["spread_selected"], summary["governing"]
+            common = {
+                "label": summary["label"],
+                "optimizer": summary["setting"]["optimizer"],
+                "spread": spread["estimate"],
+                "spread_lo": spread["lo"],
+                "spread_hi": spread["hi"],
+                "governing": governing,
+                "clock": summary["clocks"].get(governing, float("nan")),
+            }
+            for sigma, accuracy in mean_by_sigma(summary, "selected_test_acc").items():
+                rows.append({**common, "sigma_w": sigma, "selected_test_acc": accuracy})
+        columns = [
+            "label",
+            "optimizer",
+            "sigma_w",
+            "selected_test_acc",
+            "spread",
+            "spread_lo",
+            "spread_hi",
+            "governing",
+            "clock",
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _caption(self) -> str:
+        return f"Analysis of {sum(len(g.runs) for g in self.groups)} runs in {len(self.groups)} groups"
+
+    def __repr__(self) -> str:
+        return f"Analysis(groups={len(self.groups)}, verdicts={self.verdicts()})"
 
 
 def analyse(

@@ -26,15 +26,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import BoundaryNorm, ListedColormap
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
-from implicitbias.figures import markdown_table, plt, save_figure, write_csv
+from implicitbias.figures import markdown_table, new_figure, save_figure, subplots, target_axes, write_csv
 from implicitbias.numerics.maxmargin.codes import class_vectors
 from implicitbias.numerics.maxmargin.cells import PhaseCell
 from implicitbias.numerics.maxmargin.phase import VERDICTS, boundary, cells_of, typed_cells
+from implicitbias.theory import params
 
 __all__ = [
     "write_outputs",
     "cell_rows",
+    "PANELS",
     "heatmap_figure",
     "draw_heatmap",
     "draw_structure_map",
@@ -50,6 +56,8 @@ __all__ = [
 ]
 
 SHORT = {"NC suboptimal": "r{rank}", "NC optimal": "NC", "NC best found": "nc?"}
+PANELS = ("verdict", "rank", "gap")  # the panels of ``heatmap_figure``, in their default order
+VERDICT_COLOURS = ListedColormap(["#d7301f", "#2b8cbe", "#bdbdbd"])  # NC suboptimal, NC optimal, NC best found
 
 
 def _grid(cells: Sequence[PhaseCell]):
@@ -60,15 +68,8 @@ def _grid(cells: Sequence[PhaseCell]):
 
 
 def cell_rows(cells: Sequence[PhaseCell]) -> list[dict]:
-    """The rows of ``phase_cells.csv``."""
-    return [{
-        "K": c.K, "L": c.L, "p": c.p, "verdict": c.verdict,
-        "structure": c.structure, "key": c.key, "rank": c.rank, "aut_order": c.symmetry_order,
-        "vertex_transitive": c.vertex_transitive, "objective": c.value, "nc_objective": c.nc_value,
-        "closed_form": c.closed_form or "", "lower_bound": c.lower_bound, "lower_bound_kind": c.lower_bound_kind,
-        "gap": c.gap, "certificate": c.certificate.kind, "start": c.start,
-        "solver_success": c.solver_success, "solver_message": c.solver_message, "matrix": f"K{c.K}_L{c.L}",
-    } for c in cells]
+    """The rows of ``phase_cells.csv`` (``PhaseCell.row``)."""
+    return [c.row() for c in cells]
 
 
 def _extent(Ks, Ls):
@@ -76,37 +77,59 @@ def _extent(Ks, Ls):
 
 
 def _axes(ax):
-    ax.xaxis.set_major_locator(plt.matplotlib.ticker.MaxNLocator(integer=True))
+    """Integer ticks on both axes (K and L are integers on these grids), and their labels."""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("K (classes)")
     ax.set_ylabel("L (weight matrices; N = L + 1)")
 
 
-def heatmap_figure(cells: Sequence[PhaseCell]):
-    """Three panels over (K, integer L): verdict, rank of the best matrix, gap to the certified bound.
+def _discrete(fig, ax, grid, extent, cmap, values, labels, title):
+    """``grid`` of category indices 0..len(values)-1 drawn with one colour each, and a colourbar with
+    one tick per category (a legend that stays inside the figure)."""
+    norm = BoundaryNorm(np.arange(len(values) + 1) - 0.5, len(values))
+    im = ax.imshow(grid, origin="lower", cmap=cmap, norm=norm, extent=extent, aspect="auto")
+    bar = fig.colorbar(im, ax=ax, ticks=range(len(values)))
+    bar.ax.set_yticklabels(labels)
+    bar.ax.tick_params(labelsize=8)
+    ax.set_title(title)
 
-    Returns the matplotlib figure and the plotted numbers (columns of its CSV)."""
+
+def heatmap_figure(cells: Sequence[PhaseCell], ax=None, panels: Sequence[str] = PANELS):
+    """Panels over (K, integer L): ``verdict``, ``rank`` of the best matrix, ``gap`` to the certified
+    bound (``PANELS``; ``panels`` picks some of them, in order).
+
+    ``ax``: None (a new ``Figure``), a ``Figure`` to draw the panels into, or one Axes per panel
+    (``implicitbias.figures.target_axes``).  Verdict and rank are categories: each has a colourbar
+    with one tick per value, inside the figure.  Returns the figure drawn into and the plotted
+    numbers (columns of its CSV)."""
+    for name in panels:
+        params.choice("panels", name, PANELS)
     cells, Ks, Ls = _grid(cells)
-    grids = {name: np.full((len(Ls), len(Ks)), np.nan) for name in ("verdict", "rank", "gap")}
+    if not cells:
+        raise params.ParameterError("the diagram must hold integer depths L to draw its heatmap, got none")
+    size = (max(4.0, (0.7 * len(Ks) + 6) / 3) * len(panels), 0.35 * len(Ls) + 3.0)
+    fig, axes = target_axes(ax, len(panels), size, layout="constrained")
+    grids = {name: np.full((len(Ls), len(Ks)), np.nan) for name in PANELS}
     for c in cells:
         i, j = Ls.index(c.L), Ks.index(c.K)
         grids["verdict"][i, j] = VERDICTS.index(c.verdict)
         grids["rank"][i, j] = c.rank
         grids["gap"][i, j] = c.gap
-    fig, axes = plt.subplots(1, 3, figsize=(max(12, 0.7 * len(Ks) + 6), 0.35 * len(Ls) + 2.8))
-    cmap = plt.matplotlib.colors.ListedColormap(["#d7301f", "#2b8cbe", "#bdbdbd"])
     extent = _extent(Ks, Ls)
-    axes[0].imshow(grids["verdict"], origin="lower", cmap=cmap, vmin=-0.5, vmax=2.5, extent=extent, aspect="auto")
-    axes[0].legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=v) for i, v in enumerate(VERDICTS)],
-                   loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8)
-    axes[0].set_title("verdict")
-    im = axes[1].imshow(grids["rank"], origin="lower", cmap="viridis", extent=extent, aspect="auto")
-    fig.colorbar(im, ax=axes[1], label="rank of the best matrix")
-    axes[1].set_title("rank of the best matrix")
-    im = axes[2].imshow(grids["gap"], origin="lower", cmap="magma_r", vmin=0, vmax=1, extent=extent, aspect="auto")
-    fig.colorbar(im, ax=axes[2], label="(best - certified lower bound) / best")
-    axes[2].set_title("gap to the certified lower bound")
-    for ax in axes:
-        _axes(ax)
+    ranks = list(range(int(np.nanmin(grids["rank"])), int(np.nanmax(grids["rank"])) + 1))
+    for name, axis in zip(panels, axes):
+        if name == "verdict":
+            _discrete(fig, axis, grids["verdict"], extent, VERDICT_COLOURS, VERDICTS, VERDICTS, "verdict")
+        elif name == "rank":
+            _discrete(fig, axis, grids["rank"] - ranks[0], extent, colormaps["viridis"].resampled(len(ranks)),
+                      ranks, ranks, "rank of the best matrix")
+        else:
+            im = axis.imshow(grids["gap"], origin="lower", cmap="magma_r", vmin=0, vmax=1, extent=extent,
+                             aspect="auto")
+            fig.colorbar(im, ax=axis, label="(best - bound) / best")
+            axis.set_title("gap to the certified lower bound")
+        _axes(axis)
     flat = [(K, L) for L in Ls for K in Ks]
     return fig, {
         "K": [k for k, _ in flat], "L": [L for _, L in flat],
@@ -140,13 +163,13 @@ def draw_structure_map(cells: Sequence[PhaseCell], path: Path) -> Path:
     grid = np.full((len(Ls), len(Ks)), np.nan)
     for c in cells:
         grid[Ls.index(c.L), Ks.index(c.K)] = families.index(structure_family(c))
-    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
-    cmap = plt.matplotlib.colors.ListedColormap([palette[i % len(palette)] for i in range(len(families))])
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(families)))
+    palette = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
+    cmap = ListedColormap([palette[i % len(palette)] for i in range(len(families))])
+    fig, ax = subplots(figsize=(max(8, 0.45 * len(Ks) + 5), 0.4 * len(Ls) + 2 + 0.12 * len(families)))
     ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(families) - 0.5, extent=_extent(Ks, Ls), aspect="auto")
     for c in cells:
         ax.text(c.K, c.L, str(c.rank), ha="center", va="center", fontsize=6)
-    ax.legend(handles=[plt.matplotlib.patches.Patch(color=cmap(i), label=f) for i, f in enumerate(families)],
+    ax.legend(handles=[Patch(color=cmap(i), label=f) for i, f in enumerate(families)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="best structure")
     ax.set_title("structure map of P(K, L): the best matrix of each cell, named from its invariants (rank written in)")
     _axes(ax)
@@ -177,7 +200,7 @@ def draw_codes(cells: Sequence[PhaseCell], rank: int, path: Path) -> Path | None
         return None
     cols = min(6, len(chosen))
     rows = math.ceil(len(chosen) / cols)
-    fig = plt.figure(figsize=(2.6 * cols, 2.7 * rows))
+    fig = new_figure(figsize=(2.6 * cols, 2.7 * rows))
     columns: dict[str, list] = {"K": [], "L": [], "structure": [], "class": [], "kind": [],
                                 **{f"x{i}": [] for i in range(rank)}}
     for n, c in enumerate(chosen):
@@ -342,8 +365,8 @@ def draw_gd_census(census, cells: Sequence[PhaseCell], path: Path) -> Path:
     one bar per (K, L); the optimum's share outlined in black."""
     rows = census_rows(census, cells)
     names = sorted({n for rec in census for n in rec["frequencies"]})
-    colours = plt.get_cmap("tab20", max(len(names), 2))
-    fig, ax = plt.subplots(figsize=(max(7, 0.45 * len(census) + 3), 4.2))
+    colours = colormaps["tab20"].resampled(max(len(names), 2))
+    fig, ax = subplots(figsize=(max(7, 0.45 * len(census) + 3), 4.2))
     columns: dict[str, list] = {"K": [], "L": [], "structure": [], "fraction": [], "is_optimum": []}
     for i, (rec, row) in enumerate(zip(census, rows)):
         total = sum(rec["frequencies"].values()) or 1
@@ -363,7 +386,7 @@ def draw_gd_census(census, cells: Sequence[PhaseCell], path: Path) -> Path:
     ax.set_xticks(range(len(census)), [f"K{r['K']}\nL{r['L']}" for r in census], fontsize=7)
     ax.set_ylabel("fraction of seeds")
     ax.set_ylim(0, 1)
-    ax.legend(handles=[plt.matplotlib.patches.Patch(color=colours(j % 20), label=n) for j, n in enumerate(names)],
+    ax.legend(handles=[Patch(color=colours(j % 20), label=n) for j, n in enumerate(names)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, title="GD ends at")
     ax.set_title("gradient descent on the deep UFM (small random init, width 2K): where it ends; "
                  "black outline = the optimum", fontsize=9)

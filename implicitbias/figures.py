@@ -1,17 +1,68 @@
-"""Figures: matplotlib (Agg), each PNG saved next to a CSV of the numbers it plots."""
+"""Figures: ``matplotlib.figure.Figure`` objects, each PNG saved next to a CSV of the numbers it plots.
+
+The package never selects a matplotlib backend and never draws through pyplot: a figure is a
+``Figure`` made here (``subplots``, ``new_figure``), which pyplot's registry does not hold, and
+``Figure.savefig`` renders a PNG with the Agg canvas whatever the user's backend is.  So a
+notebook's ``%matplotlib inline`` and a script's own ``plt.plot(); plt.show()`` are left alone,
+as scikit-learn's displays leave them.  A figure returned to a notebook shows as PNG (IPython's
+formatter for ``Figure``); ``ax=`` arguments draw into the user's own Axes instead
+(``target_axes``).
+"""
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure, FigureBase
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from implicitbias.theory.params import ParameterError
 
-__all__ = ["plt", "save_figure", "write_csv", "markdown_table"]
+__all__ = ["new_figure", "subplots", "target_axes", "save_figure", "write_csv", "markdown_table"]
+
+
+def new_figure(figsize: tuple[float, float] | None = None, **kwargs: Any) -> Figure:
+    """A ``Figure`` outside pyplot's registry (no backend chosen, nothing left open)."""
+    return Figure(figsize=figsize, **kwargs)
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] | None = None, **kwargs: Any):
+    """``plt.subplots`` without pyplot: ``(figure, axes)`` of a ``new_figure`` (keywords go to
+    ``Figure.subplots``: ``sharex``, ``squeeze``, ``subplot_kw``...)."""
+    fig = new_figure(figsize)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+def target_axes(
+    ax: Any, count: int, figsize: tuple[float, float], name: str = "ax", **figure_kw: Any
+) -> tuple[FigureBase, list[Axes]]:
+    """The figure and ``count`` Axes a ``plot(ax=...)`` draws into.
+
+    ``ax``: None (a new figure of ``figsize``), a ``Figure`` or ``SubFigure`` (``count`` panels
+    added to it in a row), one ``Axes`` (when ``count`` is 1) or a sequence of ``count`` Axes.
+    Anything else is a ``ParameterError`` naming ``name``.  ``figure_kw`` go to a new figure
+    (``layout="constrained"``...).
+    """
+    if ax is None:
+        fig = new_figure(figsize, **figure_kw)
+        return fig, list(fig.subplots(1, count, squeeze=False)[0])
+    if isinstance(ax, FigureBase):
+        return ax, list(ax.subplots(1, count, squeeze=False)[0])
+    if isinstance(ax, Axes):
+        axes = [ax]
+    elif hasattr(ax, "flat"):  # the numpy array of Axes plt.subplots returns
+        axes = list(ax.flat)
+    elif isinstance(ax, Sequence) and not isinstance(ax, str):
+        axes = list(ax)
+    else:
+        axes = []
+    if len(axes) != count or not all(isinstance(a, Axes) for a in axes):
+        what = "a matplotlib Axes" if count == 1 else f"a sequence of {count} matplotlib Axes"
+        raise ParameterError(f"{name} must be None, a matplotlib Figure or {what}, got {type(ax).__name__}")
+    return axes[0].figure, axes
 
 
 def write_csv(path: str | Path, columns: Mapping[str, Sequence]) -> Path:
@@ -29,12 +80,11 @@ def write_csv(path: str | Path, columns: Mapping[str, Sequence]) -> Path:
     return path
 
 
-def save_figure(fig, path: str | Path, columns: Mapping[str, Sequence]) -> Path:
+def save_figure(fig: FigureBase, path: str | Path, columns: Mapping[str, Sequence]) -> Path:
     """Save ``fig`` as ``path`` (PNG) and the plotted numbers as the same name with ``.csv``."""
     path = Path(path).with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
     write_csv(path.with_suffix(".csv"), columns)
     return path
 

@@ -8,7 +8,7 @@ them the report's only claims, each section layout only (an ``exhibit`` where gi
 import types
 
 from implicitbias.claims import Claim, Evidence, Verdict
-from implicitbias.figures import plt, save_figure
+from implicitbias.figures import save_figure, subplots
 
 
 def fake_claim(section, verdict="agrees", *, claim_id="T0", verify=True, measure=None):
@@ -23,7 +23,7 @@ def fake_claim(section, verdict="agrees", *, claim_id="T0", verify=True, measure
             return Verdict(verdict, "synthetic", "42")
 
         def render(self, ctx, evidence, v):
-            fig, ax = plt.subplots()
+            fig, ax = subplots()
             ax.plot([0, 1], [1, 0])
             png = save_figure(fig, ctx.path(f"{section}.png"), {"x": [0, 1], "y": [1, 0]})
             return f"![fig]({ctx.link(png)})"

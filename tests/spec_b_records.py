@@ -114,3 +114,22 @@ def moved(claim, evidence, name, values):
         return out
     finally:
         claim.thresholds = saved
+
+
+# The smallest sweep that trains: two runs (sigma_w 0.5 and 1) of one epoch on synthetic data, one thread.
+TINY = {
+    "name": "api-tiny",
+    "base": {
+        "dataset": "synthetic",
+        "data_size": 300,
+        "arch": "mlp",
+        "width": 0.25,
+        "epochs": 1,
+        "batch_size": 64,
+        "sigma_w": [0.5, 1.0],
+        "seed": 0,
+        "optimizer": "sgd",
+        "lr": 0.05,
+    },
+    "options": {"threads": 1},
+}

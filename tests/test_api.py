@@ -6,7 +6,7 @@ import types
 import numpy as np
 import pytest
 from implicitbias.theory.params import ParameterError
-from spec_b_records import SEEDS8, group, noisy
+from spec_b_records import SEEDS8, TINY, group, noisy
 
 import implicitbias as ib
 from implicitbias.claims import Context, Evidence, Result, Verdict, by_slug, registry, slug
@@ -229,24 +229,6 @@ def test_analyse_judges_a_sweep(accuracy, verdict, tmp_path):
     analysis = ib.analyse(ib.SweepResult(spec, tuple(r for _, r in runs)), out=tmp_path)
     assert analysis.verdicts()["c1"] == verdict
     assert "# Analysis: sweep synthetic" in analysis.markdown and len(analysis.groups) == 1
-
-
-TINY = {
-    "name": "api-tiny",
-    "base": {
-        "dataset": "synthetic",
-        "data_size": 300,
-        "arch": "mlp",
-        "width": 0.25,
-        "epochs": 1,
-        "batch_size": 64,
-        "sigma_w": [0.5, 1.0],
-        "seed": 0,
-        "optimizer": "sgd",
-        "lr": 0.05,
-    },
-    "options": {"threads": 1},
-}
 
 
 def test_sweep_then_analyse_from_a_persistent_store(tmp_path):

@@ -1,21 +1,10 @@
 """The README's "Python API" section runs as written, in a fresh interpreter without a store set up."""
 
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def api_block() -> str:
-    """The first ```python block after the heading "## Python API"."""
-    text = README.read_text()
-    section = text.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"^```python\n(.*?)^```$", section, flags=re.S | re.M)
-    assert blocks, "the Python API section has no python block"
-    return blocks[0]
+from readme_blocks import api_block
 
 
 def test_readme_python_api_section_runs_as_written(tmp_path):

@@ -24,9 +24,14 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from implicitbias.theory import params
+from implicitbias.theory.display import Tabular
 from implicitbias.theory.schedules import schedule
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "OPTIMIZERS",
@@ -50,9 +55,13 @@ MAX_STEPS = 10**8
 MAX_RATE = 1e100
 
 
-@dataclass
-class Clocks:
-    """Clock values per epoch and cumulative (lists indexed by epoch - 1)."""
+@dataclass(repr=False)
+class Clocks(Tabular):
+    """Clock values per epoch and cumulative (lists indexed by epoch - 1).
+
+    ``to_frame()``: one row per epoch (``rows()``): the clocks' increments in that epoch
+    (``T_SGD``, ``T_L2``, ``T_adapt``) and their running totals (``cumulative_T_SGD``...).
+    """
 
     optimizer: str
     batch_size: int
@@ -75,6 +84,22 @@ class Clocks:
             [e + 1, *(self.per_epoch[c][e] for c in CLOCKS), *(self.cumulative[c][e] for c in CLOCKS)]
             for e in range(self.epochs)
         ]
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["epoch", *CLOCKS, *(f"cumulative_{c}" for c in CLOCKS)])
+
+    def _caption(self) -> str:
+        return (
+            f"Clocks of {self.optimizer}: b = {self.batch_size}, N = {self.n_train}, {self.epochs} epochs of "
+            f"{self.steps_per_epoch} steps, weight decay {self.weight_decay:g}; governing {self.governing} = "
+            f"{self.total[self.governing]:.6g}"
+        )
+
+    def __repr__(self) -> str:
+        totals = ", ".join(f"{c}={v:.6g}" for c, v in self.total.items())
+        return f"Clocks({self.optimizer!r}, epochs={self.epochs}, governing={self.governing!r}, total: {totals})"
 
 
 def steps_per_epoch(n_train: int, batch_size: int, drop_last: bool = False) -> int:

@@ -28,8 +28,8 @@ from functools import lru_cache
 
 import numpy as np
 import sympy as sp
-
 from implicitbias.theory import params
+from implicitbias.theory.display import latex_block
 from implicitbias.theory.spectral_ode import (
     K_sym,
     check_depth,
@@ -57,6 +57,9 @@ class GrowthLaw:
     @property
     def latex(self) -> str:
         return rf"\dot S = {sp.latex(self.rate)},\quad S(t) = {sp.latex(self.solution)},\quad T^* = {sp.latex(self.blowup)}"
+
+    def _repr_latex_(self) -> str:
+        return latex_block([self.latex])
 
 
 @lru_cache(maxsize=64)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 from implicitbias.theory import params
+from implicitbias.theory.display import latex_block
 
 __all__ = ["Update", "ModifiedFlow", "modified_flow", "lie_series", "taylor_in", "h"]
 
@@ -171,8 +172,8 @@ class ModifiedFlow:
             [[sub(e) for e in s] for s in self.state],
         )
 
-    def latex(self, simplify: bool = True) -> str:
-        """LaTeX of d theta/dt = f_0 + h f_1 + ..., one line per component."""
+    def latex_lines(self, simplify: bool = True) -> list[str]:
+        """LaTeX of d theta/dt = f_0 + h f_1 + ..., one equation per component (``sympy.latex``)."""
         lines = []
         for i, x in enumerate(self.X):
             parts = []
@@ -183,7 +184,17 @@ class ModifiedFlow:
                 parts.append(sp.latex(e) if n == 0 else rf"{sp.latex(h**n)} \left({sp.latex(e)}\right)")
             rhs = " + ".join(parts) or "0"
             lines.append(rf"\frac{{d {sp.latex(x)}}}{{dt}} = {rhs}")
-        return r" \\ ".join(lines)
+        return lines
+
+    def latex(self, simplify: bool = True) -> str:
+        """LaTeX of d theta/dt = f_0 + h f_1 + ..., one line per component."""
+        return r" \\ ".join(self.latex_lines(simplify))
+
+    def _repr_latex_(self) -> str:
+        return latex_block(self.latex_lines())
+
+    def __repr__(self) -> str:
+        return f"ModifiedFlow({self.update.name!r}, order={self.order}, dim={len(self.X)})"
 
 
 def modified_flow(update: Update, order: int = 1, dim: int = 1, losses: Sequence[sp.Expr] | None = None) -> ModifiedFlow:

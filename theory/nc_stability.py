@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 import sympy as sp
-
 from implicitbias.theory import params
+from implicitbias.theory.display import latex_block
 from implicitbias.theory.spectral_ode import (
     K_sym,
     check_depth,
@@ -54,6 +54,9 @@ class RayLinearisation:
     @property
     def latex(self) -> str:
         return rf"\mu_\perp = {sp.latex(self.transverse)},\quad \gamma^* = {sp.latex(self.threshold_margin)}"
+
+    def _repr_latex_(self) -> str:
+        return latex_block([self.latex])
 
 
 @lru_cache(maxsize=64)

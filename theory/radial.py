@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 from implicitbias.theory import params
+from implicitbias.theory.display import latex_block
 from implicitbias.theory.modified_flow import modified_flow
 from implicitbias.theory.updates import coupled_l2, heavy_ball, lam
 
@@ -57,6 +58,9 @@ class RadialLaw:
     def latex(self) -> str:
         eq = rf"; u_* = {sp.latex(self.equilibrium)}" if self.equilibrium is not None else ""
         return rf"u_{{k+1}} = {sp.latex(self.recursion)}; \text{{memory}} = {sp.latex(self.memory)}{eq}"
+
+    def _repr_latex_(self) -> str:
+        return latex_block([self.latex()])
 
 
 def _decay_rate_of(recursion: sp.Expr) -> sp.Expr:

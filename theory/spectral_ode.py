@@ -38,6 +38,7 @@ import sympy as sp
 from scipy.special import softmax
 
 from implicitbias.theory import params
+from implicitbias.theory.display import latex_block
 from implicitbias.theory.hadamard import sylvester
 
 __all__ = [
@@ -125,10 +126,18 @@ class PerModeSystem:
     log_rhs: list[sp.Expr]
 
     @property
+    def latex_lines(self) -> list[str]:
+        """LaTeX of the system (``sympy.latex``), one equation per mode variable."""
+        lhs = [sp.Derivative(sp.Function(v.name)(sp.Symbol("t")), sp.Symbol("t")) for v in self.layer_values]
+        return [f"{sp.latex(a)} = {sp.latex(b)}" for a, b in zip(lhs, self.rhs)]
+
+    @property
     def latex(self) -> str:
         """LaTeX of the system, one equation per line."""
-        lhs = [sp.Derivative(sp.Function(v.name)(sp.Symbol("t")), sp.Symbol("t")) for v in self.layer_values]
-        return r" \\ ".join(f"{sp.latex(a)} = {sp.latex(b)}" for a, b in zip(lhs, self.rhs))
+        return r" \\ ".join(self.latex_lines)
+
+    def _repr_latex_(self) -> str:
+        return latex_block(self.latex_lines)
 
 
 def per_mode_system(L: int, K=None, balanced: bool = False) -> PerModeSystem:
@@ -228,6 +237,10 @@ class SpectralODE:
         self._negative = 1.0 - self._chi  # 2 where chi_j(m) = -1: r = (1 - chi)^T p
         self.layers = 1 if self.balanced else self.L + 1
         self.shape = (self.K - 1,) if self.balanced else (self.L + 1, self.K - 1)
+
+    def _repr_latex_(self) -> str:
+        """The per-mode system it integrates (``PerModeSystem``), as LaTeX."""
+        return latex_block(self.system.latex_lines)
 
     # -- state helpers --------------------------------------------------------------------
     def initial_state(self, singular_values) -> np.ndarray:

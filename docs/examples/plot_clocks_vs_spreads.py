@@ -9,7 +9,6 @@ T_adapt = sum eta say how much of the initial scale training has had time to for
 """
 
 import matplotlib.pyplot as plt
-from implicitbias.validation.analysis import mean_by_sigma, summarise
 
 import implicitbias as ib
 
@@ -32,22 +31,20 @@ spec = {
 }
 run = ib.sweep(spec)
 analysis = ib.analyse(run)
-print(analysis.verdicts())  # a 20-epoch, 3-seed sweep is too small for most rules: inconclusive is honest
+analysis.to_frame()  # one row per claim: verdict, measured, reason (20 epochs, 3 seeds: inconclusive is honest)
 
 # %%
-# Seed-mean test accuracy against sigma_w, per optimiser, with the spread and the governing clock.
+# Seed-mean test accuracy against sigma_w, per optimiser, with the spread and the governing clock:
+# ``analysis.groups_frame()`` has one row per group and sigma_w.
+frame = analysis.groups_frame()
 fig, ax = plt.subplots(figsize=(6, 3.5))
-for group in analysis.groups:
-    summary = summarise(group)
-    accuracy = mean_by_sigma(summary, "selected_test_acc")
-    clock = summary["governing"]
-    spread = summary["spread_selected"]
+for _, rows in frame.groupby("label", sort=False):
+    first = rows.iloc[0]
     ax.plot(
-        list(accuracy),
-        list(accuracy.values()),
+        rows["sigma_w"],
+        rows["selected_test_acc"],
         marker="o",
-        label=f"{summary['setting']['optimizer']}: spread {spread['estimate']:.1f} pts, "
-        f"{clock} = {summary['clocks'][clock]:.3g}",
+        label=f"{first.optimizer}: spread {first.spread:.1f} pts, {first.governing} = {first.clock:.3g}",
     )
 ax.set_xscale("log")
 ax.set_xticks(spec["base"]["sigma_w"], [str(s) for s in spec["base"]["sigma_w"]])

@@ -24,9 +24,17 @@ for cell in diagram:
         )
 
 # %%
-# The verdict, the rank of the best matrix and its gap to a certified lower bound, over (K, L).
-fig = diagram.plot()
+# The verdict, the rank of the best matrix and its gap to a certified lower bound, over (K, L),
+# drawn into axes of our own (``diagram.plot()`` alone returns a new figure; the package never
+# changes the matplotlib backend).
+fig, axes = plt.subplots(1, 3, figsize=(13, 4), layout="constrained")
+diagram.plot(ax=axes)
 plt.show()
+
+# %%
+# In a notebook, results show as tables: ``diagram``, ``diagram.cell(K=6, L=4)``; as data frames,
+# one row per cell:
+diagram.to_frame()[["K", "L", "verdict", "structure", "rank", "objective", "gap"]].head()
 
 # %%
 # The objective of the best matrix against NC's K - 1, per K, along the depths.

@@ -86,7 +86,7 @@ class Verdict:
     verdict: str
     reason: str
     measured: str
-    numbers: Mapping[str, Any] = field(default_factory=dict)
+    numbers: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         params.choice("verdict", self.verdict, VERDICTS)
@@ -125,7 +125,7 @@ class Evidence:
     """
 
     check: str
-    data: dict
+    data: dict = field(repr=False)  # every number measured: too long to print
     label: str = ""
     missing: str | None = None
 
@@ -207,6 +207,28 @@ class Claim:
     def render(self, ctx: Context, evidence: Evidence, verdict: Verdict) -> str:
         return ""
 
+    def fields(self) -> dict[str, str]:
+        """What a reader sees of the claim: slug, id, statement, source, section, whether ``verify``
+        runs it, the verdicts its rule can give and its named thresholds."""
+        return {
+            "slug": self.slug,
+            "id": self.id,
+            "statement": self.statement,
+            "source": self.source,
+            "section": self.section,
+            "verify": "yes" if self.verify else "no",
+            "outcomes": ", ".join(self.outcomes),
+            "thresholds": "; ".join(f"{n} = {t.value:g} ({t.why})" for n, t in self.thresholds.items()) or "-",
+        }
+
+    def __repr__(self) -> str:
+        return f"<Claim {self.slug}: {self.statement[:72]}{'...' if len(self.statement) > 72 else ''}>"
+
+    def _repr_html_(self) -> str:
+        from implicitbias.theory.display import field_frame, html_table
+
+        return html_table(field_frame(self.fields()), f"Claim {self.id}")
+
 
 @dataclass
 class Result:
@@ -220,6 +242,9 @@ class Result:
     @property
     def name(self) -> str:
         return f"{self.claim.id} ({self.evidence.label})" if self.evidence.label else self.claim.id
+
+    def __repr__(self) -> str:
+        return f"Result({self.name!r}, verdict={self.verdict.verdict!r}, measured={self.verdict.measured!r})"
 
     def row(self) -> list[str]:
         """claim, statement, check run, measured, verdict, reason."""

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from implicitbias.theory.display import Tabular, field_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Certificate", "PhaseCell"]
 
@@ -31,11 +35,11 @@ class Certificate:
 
     kind: str
     structure: str | None
-    details: Mapping[str, Any]
+    details: Mapping[str, Any] = field(repr=False)  # every number, as recorded: too long to print
 
 
-@dataclass(frozen=True)
-class PhaseCell:
+@dataclass(frozen=True, repr=False)
+class PhaseCell(Tabular):
     """One cell (K, L) of the phase diagram of P(K, L): minimise S_p(Zbar), p = 2 / (L + 1).
 
     ``verdict``: ``NC suboptimal`` / ``NC optimal`` / ``NC best found``; ``structure``: the best
@@ -47,7 +51,7 @@ class PhaseCell:
     ``vertex_transitive`` of the structure; ``start`` the search start the best matrix came
     from, ``solver_success`` and ``solver_message`` scipy's report.  ``record`` is the stored
     record (``phase_column``'s nested dict) it was read from.  L counts weight matrices
-    (N = L + 1).
+    (N = L + 1).  In a notebook it shows as a table of ``row()``; ``to_frame()`` is that row.
     """
 
     K: int
@@ -104,3 +108,35 @@ class PhaseCell:
     def nc_optimal(self) -> bool:
         """Is NC certified optimal here?"""
         return self.verdict == "NC optimal"
+
+    def row(self) -> dict[str, Any]:
+        """The cell as one flat row: the columns of ``phase_cells.csv`` (``matrix`` names its key
+        in ``phase_atlas.npz``)."""
+        return {
+            "K": self.K, "L": self.L, "p": self.p, "verdict": self.verdict,
+            "structure": self.structure, "key": self.key, "rank": self.rank, "aut_order": self.symmetry_order,
+            "vertex_transitive": self.vertex_transitive, "objective": self.value, "nc_objective": self.nc_value,
+            "closed_form": self.closed_form or "", "lower_bound": self.lower_bound,
+            "lower_bound_kind": self.lower_bound_kind, "gap": self.gap, "certificate": self.certificate.kind,
+            "start": self.start, "solver_success": self.solver_success, "solver_message": self.solver_message,
+            "matrix": f"K{self.K}_L{self.L}",
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """``row()`` as a one-row DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([self.row()])
+
+    def _display_frame(self) -> pd.DataFrame:
+        return field_frame(self.row())
+
+    def _caption(self) -> str:
+        return f"PhaseCell (K = {self.K}, L = {self.L}): {self.verdict}"
+
+    def __repr__(self) -> str:
+        return (
+            f"PhaseCell(K={self.K}, L={self.L}, verdict={self.verdict!r}, structure={self.structure!r}, "
+            f"rank={self.rank}, value={self.value:.6g}, nc_value={self.nc_value:g}, "
+            f"certificate={self.certificate.kind!r})"
+        )

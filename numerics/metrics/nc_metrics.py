@@ -38,10 +38,14 @@ the many repositories that copy it), which ``convention="papyan"`` reproduces:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-
 from implicitbias.theory import params
+from implicitbias.theory.display import Tabular, field_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CONVENTIONS", "GLOBAL_MEANS", "NCMetrics", "class_mean_rows", "nc_metrics"]
 
@@ -51,7 +55,9 @@ PINV_RTOL = 1e-12  # eigenvalues of Sigma_B below this times the largest are rou
 
 
 @dataclass
-class NCMetrics:
+class NCMetrics(Tabular):
+    """NC1-NC4 of one set of features (``nc_metrics``); ``to_frame()`` is one row of them."""
+
     nc1: float
     nc2: float
     nc2_equinorm: float
@@ -61,6 +67,17 @@ class NCMetrics:
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame([self.as_dict()])
+
+    def _display_frame(self) -> pd.DataFrame:
+        return field_frame(self.as_dict())
+
+    def _caption(self) -> str:
+        return "NC metrics (Papyan, Han, Donoho 2020)"
 
 
 def class_mean_rows(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:

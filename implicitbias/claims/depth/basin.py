@@ -25,7 +25,7 @@ import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
 from implicitbias.claims.rules import fisher_smaller
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE
@@ -101,7 +101,7 @@ def basin_figure(path: Path, configs: list[dict], records: list[dict]) -> tuple[
     depths = sorted(summary["maps"])
     scales = sorted({c["scale"] for c in configs})
     eps_values = sorted({c["eps"] for c in configs})
-    fig, axes = plt.subplots(1, len(depths), figsize=(3.2 * len(depths), 3.2), squeeze=False)
+    fig, axes = subplots(1, len(depths), figsize=(3.2 * len(depths), 3.2), squeeze=False)
     columns: dict[str, list] = {"L": [], "scale": [], "eps": [], "fraction_at_nc": []}
     for ax, L in zip(axes[0], depths):
         grid = np.array([[summary["maps"][L].get((s, e), np.nan) for s in scales] for e in eps_values])

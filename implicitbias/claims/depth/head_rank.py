@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass
 
 from implicitbias.claims import Claim, Evidence, Verdict, not_run
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.validation import head_rank as hr
 from implicitbias.validation.data import dataset_path_problem
 
@@ -126,7 +126,7 @@ def table(rows: list[dict]) -> str:
 
 def line_figure(ctx, name: str, lines: dict, xlabel: str, title: str, log_x: bool = False) -> str:
     """Markdown image of the rank along ``lines`` ({label: [(x, rank)]}), PNG + CSV under ``name``."""
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    fig, ax = subplots(figsize=(6, 3.8))
     columns: dict[str, list] = {"line": [], "x": [], "effective_rank": []}
     for label, points in lines.items():
         xs, ys = zip(*points)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
 from implicitbias.claims.depth import head_rank as grids
-from implicitbias.figures import plt, save_figure
+from implicitbias.figures import save_figure, subplots
 
 
 def spearman(x, y) -> dict:
@@ -58,7 +58,7 @@ class HeadRankAccuracy(grids.HeadRankClaim):
 
     def figure(self, ctx, evidence: Evidence) -> str:
         rows = grids.he_rows(evidence)
-        fig, ax = plt.subplots(figsize=(5, 3.8))
+        fig, ax = subplots(figsize=(5, 3.8))
         points = ax.scatter([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows],
                             c=[r["depth"] for r in rows], cmap="viridis")
         fig.colorbar(points, label="head depth L")

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from matplotlib import colormaps
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
-from implicitbias.figures import plt, save_figure
+from implicitbias.figures import save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory import params
 from implicitbias.theory.spectral_ode import SpectralODE
@@ -60,9 +61,9 @@ def trajectory_configs(
 
 def trajectory_figure(path: Path, configs: list[dict], records: list[dict]) -> Path:
     """2 x 2 panels against time: normalised singular values, effective rank, KL to NC, margin."""
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    fig, axes = subplots(2, 2, figsize=(10, 7), sharex=True)
     columns: dict[str, list] = {"L": [], "t": [], "margin": [], "effective_rank": [], "kl_to_nc": [], "S_min/S_max": []}
-    colours = plt.cm.viridis(np.linspace(0, 0.9, len(configs)))
+    colours = colormaps["viridis"](np.linspace(0, 0.9, len(configs)))
     for cfg, rec, colour in zip(configs, records, colours):
         t = np.asarray(rec["times"])
         S = np.asarray(rec["singular_values"])

@@ -24,7 +24,7 @@ import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, inconclusive
 from implicitbias.claims.rules import trend_verdict
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.maxmargin.margin import class_means, labels, min_margin
 from implicitbias.numerics.metrics.kl_to_nc import kl_to_nc_of_matrix
 from implicitbias.numerics.metrics.nc_metrics import nc_metrics
@@ -123,7 +123,7 @@ class Section5DeepUFM(Claim):
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         cells = evidence.data["cells"]
         depths, widths, grid, _ = rank_grid(cells)
-        fig, ax = plt.subplots(figsize=(6, 3.8))
+        fig, ax = subplots(figsize=(6, 3.8))
         columns: dict[str, list] = {"d": [], "L": [], "effective_rank": []}
         for j, d in enumerate(widths):
             ax.plot(depths, grid[:, j], "o-", label=f"d = {d}")

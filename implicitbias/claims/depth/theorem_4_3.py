@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.nc_ray import numeric_threshold
 from implicitbias.theory.nc_stability import instability_threshold, ray_linearisation, transverse_eigenvalue
 
@@ -96,7 +96,7 @@ class Theorem43(Claim):
         depths = sorted({c["L"] for c in cells if c["L"] > 1})
         table = {(c["K"], c["L"]): c for c in cells}
         margins = np.geomspace(0.05, 40, 200)
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 3.8))
         columns: dict[str, list] = {"L": [], "margin": [], "transverse_eigenvalue_scaled": []}
         for L in range(1, 7):
             mu = transverse_eigenvalue(margins, Ks[0], L)

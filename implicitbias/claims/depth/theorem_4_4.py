@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import blowup_time, linear_solution, relative_rate
 from implicitbias.theory.spectral_ode import SpectralODE
@@ -147,7 +147,7 @@ class Theorem44(Claim):
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         ratios, leaves = evidence.data["ratios"], evidence.data["leaves"]
-        fig, ax = plt.subplots(figsize=(6, 3.8))
+        fig, ax = subplots(figsize=(6, 3.8))
         columns: dict[str, list] = {"L": [], "t_over_horizon": [], "ratio": [], "ratio_closed_form": []}
         for r in ratios:
             t = np.asarray(r["times"]) / r["times"][-1]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, decide
-from implicitbias.figures import markdown_table, plt, save_figure
+from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
 from implicitbias.numerics.ufm.etf_alignment import alignment, fit_exponent
 
@@ -118,7 +118,7 @@ class Theorem45(Claim):
         _, gap_w = self._means(width, "d", "gap")
         depths, cos_l = self._means(depth, "L", "cosine")
         beta, C = fit_exponent(widths, gap_w)
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 3.8))
         ax1.loglog(widths, gap_w, "o-", label="gap = ||v/|v| - E/|E|||")
         ax1.loglog(widths, C * np.asarray(widths, dtype=float) ** beta, "k:", label=f"fit d^{beta:.2f}")
         ax1.set_xlabel(f"width d (L = {width[0]['L']}, K = {width[0]['K']}, n = {width[0]['n']})")

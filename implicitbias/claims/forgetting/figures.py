@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib import colormaps
+from matplotlib.ticker import NullFormatter
 
-from implicitbias.figures import plt, save_figure
+from implicitbias.figures import save_figure, subplots
 from implicitbias.validation.analysis import mean_by_sigma
 
 _FAMILY_COLOURS = {"sgd": "tab:red", "sgd_l2": "tab:green", "adaptive": "tab:blue"}
@@ -33,7 +35,7 @@ def _sigma_axis(ax, sigmas: Sequence[float]) -> None:
 def accuracy_figure(ctx, summary: Mapping, name: str) -> Path:
     """Left: selected and final test accuracy against sigma_w, each seed and the seed mean.
     Right: training accuracy against epoch, one line per run, with the 99.5% line."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 3.8))
     cols = _columns("sigma_w", "seed", "selected_test_acc", "final_test_acc", "tau_interp", "kept")
     for r in summary["runs"]:
         for k, v in (("sigma_w", r["sigma_w"]), ("seed", r["seed"]), ("selected_test_acc", r["selected_test_acc"]),
@@ -44,7 +46,7 @@ def accuracy_figure(ctx, summary: Mapping, name: str) -> Path:
             ax1.plot(r["sigma_w"], r["final_test_acc"], "s", color="tab:orange", alpha=0.35 if r["kept"] else 0.1, ms=4)
         curve = np.array([[e, a] for e, a, _ in r["curve"]], dtype=float)
         if len(curve):
-            colour = plt.cm.viridis(summary["sigma_w"].index(r["sigma_w"]) / max(1, len(summary["sigma_w"]) - 1))
+            colour = colormaps["viridis"](summary["sigma_w"].index(r["sigma_w"]) / max(1, len(summary["sigma_w"]) - 1))
             ax2.plot(curve[:, 0], 100 * curve[:, 1], color=colour, lw=0.8, alpha=0.7,
                      label=f"sigma_w {r['sigma_w']:g}" if r["seed"] == summary["seeds"][0] else None)
     for key, style, text in (("selected_test_acc", "o-", "selected (min val loss)"), ("final_test_acc", "s--", "end")):
@@ -64,7 +66,7 @@ def accuracy_figure(ctx, summary: Mapping, name: str) -> Path:
 
 def horizon_figure(ctx, short: Mapping, long: Mapping, name: str) -> Path:
     """Seed-mean test accuracy against sigma_w at horizon E and kE, selected and at the end."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = subplots(figsize=(5.5, 3.8))
     cols = _columns("horizon", "kind", "sigma_w", "test_acc")
     for summary, colour in ((short, "tab:blue"), (long, "tab:red")):
         for key, style in (("selected_test_acc", "o-"), ("final_test_acc", "s--")):
@@ -88,7 +90,7 @@ def _errorbar(ax, x, ci: Mapping, colour: str, marker: str = "o") -> None:
 
 def groups_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
     """Left: spread (selected, with CI) per group.  Right: final kernel norm against sigma_w (log-log)."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (ax1, ax2) = subplots(1, 2, figsize=(11, 3.8))
     cols = _columns("group", "spread_selected", "lo", "hi", "spread_final", "norm_slope", "seeds", "diverged")
     for i, s in enumerate(summaries):
         colour = _FAMILY_COLOURS[s["family"]]
@@ -115,7 +117,7 @@ def groups_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
 
 def batch_figure(ctx, data: Mapping, name: str, checkpoint: str = "all") -> Path:
     """Memory m beyond seed noise (points) and the raw spread against the batch size, at ``checkpoint``."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = subplots(figsize=(5.5, 3.8))
     cols = _columns("batch_size", "memory", "noise", "raw_spread", "seeds")
     for s, m in zip(data["groups"], data["memory"][checkpoint]):
         for k, v in (("batch_size", s["setting"]["batch_size"]), ("memory", m.m), ("noise", m.sigma),
@@ -132,7 +134,7 @@ def batch_figure(ctx, data: Mapping, name: str, checkpoint: str = "all") -> Path
 
 def curves_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
     """Training accuracy against epoch at the smallest and largest sigma_w of each group."""
-    fig, axes = plt.subplots(1, len(summaries), figsize=(5 * len(summaries), 3.6), squeeze=False)
+    fig, axes = subplots(1, len(summaries), figsize=(5 * len(summaries), 3.6), squeeze=False)
     cols = _columns("group", "sigma_w", "seed", "epoch", "train_acc")
     for ax, s in zip(axes[0], summaries):
         lo, hi = min(s["sigma_w"]), max(s["sigma_w"])
@@ -159,7 +161,7 @@ def curves_figure(ctx, summaries: Sequence[Mapping], name: str) -> Path:
 def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
     """End-of-training spread (CI) against each group's governing clock, one panel per family."""
     families = sorted({p["family"] for p in points})
-    fig, axes = plt.subplots(1, len(families), figsize=(4.5 * len(families), 3.6), squeeze=False)
+    fig, axes = subplots(1, len(families), figsize=(4.5 * len(families), 3.6), squeeze=False)
     cols = _columns("group", "family", "governing", "clock", "spread_final", "lo", "hi")
     for ax, f in zip(axes[0], families):
         for p in (p for p in points if p["family"] == f):
@@ -170,7 +172,7 @@ def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
                          ("spread_final", p["spread"]["estimate"]), ("lo", p["spread"]["lo"]), ("hi", p["spread"]["hi"])):
                 cols[k].append(v)
         ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         governing = next(p["governing"] for p in points if p["family"] == f)
         ax.set_xlabel(f"{governing} at the end of training")
         ax.set_title(f, fontsize=9)
@@ -187,9 +189,9 @@ def collapse_figure(ctx, data: Mapping, name: str) -> Path:
 
     points, test = data["points"], data["test"]
     epochs = sorted({p["epochs"] for p in points})
-    colours = {e: plt.cm.plasma(0.85 * i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
+    colours = {e: colormaps["plasma"](0.85 * i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
     markers = {o: "os^Dv<>p"[i % 8] for i, o in enumerate(sorted({p["optimizer"] for p in points}))}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, axes = subplots(1, 2, figsize=(11, 4), sharey=True)
     cols = _columns("group", "clock", "epochs", "steps", "spread_final", "lo", "hi", "held_out_clock", "held_out_epochs")
     y = [p["spread"]["estimate"] for p in points]
     for ax, key, xlabel in ((axes[0], "clock", f"{data['clock']} at the end of training"), (axes[1], "epochs", "epochs")):
@@ -209,7 +211,7 @@ def collapse_figure(ctx, data: Mapping, name: str) -> Path:
         ax.set_title(f"{data['family']}: from {key}, held-out error {err['estimate']:.2f} [{err['lo']:.2f}, "
                      f"{err['hi']:.2f}] pts, R^2 {test['predictors'][key]['r2']:.2f}", fontsize=8)
         ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel("end-of-training spread across sigma_w (points)")
     axes[0].legend(fontsize=6)
