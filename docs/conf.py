@@ -16,8 +16,10 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
-os.environ.setdefault("MPLBACKEND", "Agg")
+matplotlib.use("Agg")  # the gallery's examples run in this process and draw off screen
+# the tutorials' kernels are other processes: without MPLBACKEND, ipykernel selects its inline
+# backend and a cell's figure becomes the cell's PNG output (.ci/docs exports MPLBACKEND=Agg)
+os.environ.pop("MPLBACKEND", None)
 
 import implicitbias  # noqa: E402
 
@@ -60,6 +62,7 @@ nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_execution_in_temp = True  # a cell that writes files (to_csv) writes them in a temporary folder
 
 
 autodoc_member_order = "bysource"
@@ -89,7 +92,7 @@ sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "gallery",
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"__init__\.py|lab_pipeline\.py",  # the own-model example's module, not an example
+    "ignore_pattern": r"__init__\.py",
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
