@@ -42,6 +42,7 @@ extensions = [
     "sphinxarg.ext",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
+smartquotes = False  # "--out" stays two hyphens and code-like text keeps its straight quotes
 exclude_patterns = [
     "_build",
     "figures",
@@ -62,6 +63,7 @@ nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_output_stderr = "remove"  # tqdm's notice that ipywidgets is missing is not part of a tutorial
 nb_execution_in_temp = True  # a cell that writes files (to_csv) writes them in a temporary folder
 
 

@@ -339,7 +339,8 @@ def phase_diagram(
 
         P(K, L):\quad \min_{\bar Z \in \mathbb{R}^{K \times K}} \; S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p,
         \qquad p = \frac{2}{L + 1},
-        \qquad \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \;\; (c \ne k).
+
+        \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \;\; (c \ne k).
 
     Neural collapse (the simplex ETF) has :math:`S_p = K - 1` at every depth.  The grid is computed
     per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; a
@@ -414,7 +415,8 @@ class MarginProblem:
 
         \min_{\bar Z \in \mathbb{R}^{K \times K}} S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p,
         \quad p = \frac{2}{L + 1},
-        \quad \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \; (c \ne k).
+
+        \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \; (c \ne k).
 
     Parameters
     ----------
@@ -632,8 +634,9 @@ def nc_metrics(
     bias : array_like or None
         The classifier's :math:`K` biases.
     convention : str
-        Which normalisation of NC1-NC2 (``package``, or the published variants of
-        ``numerics.metrics.nc_metrics``).
+        ``package`` (the default) or ``papyan``, which reproduces Papyan, Han and Donoho's published
+        code (NC3 squared, equinorm with ddof 1; ``numerics.metrics.nc_metrics`` lists the
+        differences).
 
     Returns
     -------

@@ -9,12 +9,12 @@ import inspect
 import re
 from pathlib import Path
 
+import implicitbias.theory.clocks
 import pytest
 
 import implicitbias
 import implicitbias.api
 import implicitbias.session
-import implicitbias.theory.clocks
 
 # the API's modules, and the science layer's module whose function the API re-exports as it is
 MODULES = [implicitbias, implicitbias.api, implicitbias.session, implicitbias.theory.clocks]
@@ -46,7 +46,13 @@ def _public() -> dict[str, object]:
 def test_examples_run_as_doctests(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     tests = [t for m in MODULES for t in _examples(m) if t.name not in SLOW]
-    assert {t.name.rsplit(".", 1)[-1] for t in tests} >= {"phase_diagram", "check", "MarginProblem", "nc_metrics", "forgetting_clocks"}
+    assert {t.name.rsplit(".", 1)[-1] for t in tests} >= {
+        "phase_diagram",
+        "check",
+        "MarginProblem",
+        "nc_metrics",
+        "forgetting_clocks",
+    }
     _run(tests)
 
 
@@ -102,9 +108,10 @@ def test_api_reference_lists_every_public_object_once():
     assert len(listed) == len({id(o) for o in listed}), "an object is listed twice on docs/api.md"
     missing = [n for n, o in _public().items() if all(o is not x for x in listed)]
     assert not missing, f"docs/api.md lists no page for {missing}"
+    from implicitbias.theory.params import ParameterError
+
     from implicitbias.executors import open_executor
     from implicitbias.store import Store
-    from implicitbias.theory.params import ParameterError
 
     for obj in (Store, ParameterError, open_executor):
         assert any(obj is x for x in listed), f"docs/api.md lists no page for {obj.__name__}"

@@ -46,7 +46,22 @@ MAX_STEPS = 10**8
 
 @dataclass
 class Clocks:
-    """Clock values per epoch and cumulative (lists indexed by epoch - 1)."""
+    r"""The forgetting clocks of a run, per epoch and cumulative, as :func:`forgetting_clocks` returns them.
+
+    :math:`T_{\mathrm{SGD}} = \frac{1}{b}\sum_k \eta_k^2`, :math:`T_{L2} = \lambda \sum_k \eta_k`,
+    :math:`T_{\mathrm{adapt}} = \sum_k \eta_k`; the lists are indexed by epoch - 1.
+
+    Attributes
+    ----------
+    governing : str
+        The clock that organises the optimiser's forgetting (``T_SGD``, ``T_L2`` or ``T_adapt``).
+    per_epoch : dict of str to list of float
+        Each clock's increment per epoch.
+    cumulative : dict of str to list of float
+        Each clock summed up to the end of each epoch.
+    steps_per_epoch : int
+        :math:`\lceil N/b \rceil` (:math:`\lfloor N/b \rfloor` with ``drop_last``).
+    """
 
     optimizer: str
     batch_size: int
