@@ -8,14 +8,12 @@ site built elsewhere."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import browser
 import pytest
 
 SITE = Path(os.environ.get("IMPLICITBIAS_DOCS_HTML", Path(__file__).resolve().parents[1] / "docs" / "_build" / "html"))
@@ -98,46 +96,19 @@ window.addEventListener("load", () => {
 </script>"""
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
 def _rendered(page: Path, profile: Path) -> dict:
-    """Open ``page`` in headless Chromium over file:// (a probed copy beside it, so that its
-    relative links to _static/ resolve) and return the probe's counts."""
+    """The probe's counts for ``page`` in headless Chromium, opened over file:// as a probed copy
+    beside it (so that its relative links to _static/ resolve)."""
     probed = page.with_name(f"_probe_{page.name}")
-    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     try:
-        done = subprocess.run(
-            [
-                _chromium(),
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                f"--user-data-dir={profile}",
-                "--virtual-time-budget=15000",
-                "--dump-dom",
-                probed.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        return browser.probe(page.read_text(), PROBE, probed, profile, budget_ms=15_000)
     finally:
-        probed.unlink()
-    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', done.stdout, flags=re.S)
-    assert found, f"{page}: the probe did not run (exit {done.returncode}): {done.stderr[-1500:]}"
-    return json.loads(
-        found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    )
+        probed.unlink(missing_ok=True)
 
 
 @pytest.mark.slow  # about 40 s on 2 cores: one browser per page with formulas
 @needs_site
-@pytest.mark.skipif(
-    _chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/browser-up)"
-)
+@browser.needs_chromium
 def test_every_formula_renders_in_a_browser(tmp_path):
     """Every page of the site in headless Chromium: each formula MathJax was given is typeset, with
     a size, without a TeX error, and the pages known to state formulas show some."""
