@@ -88,8 +88,8 @@ threads = 1
 """
 
 folder = Path(tempfile.mkdtemp(prefix="lab-"))
-(folder / "lab_pipeline.py").write_text(LAB_PIPELINE)
-(folder / "lab.toml").write_text(SPEC)
+for name, text in {"lab_pipeline.py": LAB_PIPELINE, "lab.toml": SPEC}.items():
+    (folder / name).write_text(text)
 
 # %%
 # The sweep and its analysis: the spec's folder is importable while it runs, so ``lab_pipeline``
