@@ -66,7 +66,7 @@ def test_site_marks_up_formulas_and_serves_mathjax_itself():
             assert any(s.split("?")[0].endswith("_static/mathjax/tex-chtml.js") for s in sources), (
                 f"{page}: MathJax not loaded"
             )
-        raw = RAW_TEX.findall(_prose(html))
+        raw = [m.group(0) for m in RAW_TEX.finditer(_prose(html))]
         assert not raw, f"{page.relative_to(SITE)}: raw TeX in the text: {raw[:5]}"
     for name in WITH_FORMULAS:
         assert 'class="math' in (SITE / name).read_text(), f"{name}: no formula"
