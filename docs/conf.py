@@ -1,8 +1,12 @@
 """Sphinx configuration of the implicitbias documentation (``.ci/docs`` builds it with -W).
 
-Markdown pages are read by MyST; the API reference is autodoc with napoleon; the gallery
-(``docs/examples/plot_*.py``) is executed by sphinx-gallery at every build and draws its figures;
-the page of claims is generated from the claims registry (``_claims_page``) before reading.
+Markdown pages are read by MyST-NB, which executes the tutorials (``{code-cell}`` blocks) at every
+build and keeps their outputs and figures; the API reference is autosummary (one page per public
+object, listed from ``implicitbias.__all__`` by ``_api_page``) with napoleon reading the numpydoc
+sections; the gallery (``docs/examples/plot_*.py``) is executed by sphinx-gallery and draws its
+figures; the CLI reference is sphinx-argparse over ``implicitbias.cli.build_parser``; the page of
+claims is generated from the claims registry (``_claims_page``) before reading.  Mathematics is
+MathJax 3, served from the built site (``sphinx-mathjax-offline``), so the pages work offline.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
-os.environ.setdefault("MPLBACKEND", "Agg")
+matplotlib.use("Agg")  # the gallery's examples run in this process and draw off screen
+# the tutorials' kernels are other processes: without MPLBACKEND, ipykernel selects its inline
+# backend and a cell's figure becomes the cell's PNG output (.ci/docs exports MPLBACKEND=Agg)
+os.environ.pop("MPLBACKEND", None)
 
 import implicitbias  # noqa: E402
 
@@ -25,44 +31,70 @@ copyright = "2026, the implicitbias authors"
 release = version = implicitbias.__version__
 
 extensions = [
-    "myst_parser",
+    "myst_nb",
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 copied into _static/mathjax: no CDN
     "sphinx.ext.viewcode",
     "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",
 ]
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
+smartquotes = False  # "--out" stays two hyphens and code-like text keeps its straight quotes
 exclude_patterns = [
     "_build",
     "figures",
     "examples",
+    "_templates",
     "gallery/*.md5",
     "gallery/*.py",
     "gallery/*.ipynb",
     "gallery/*.zip",
 ]
-myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
+myst_dmath_double_inline = True
+
+# the tutorials run at every build (CI builds from scratch); an error in a cell fails the build
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True
+nb_execution_timeout = 300
+nb_execution_show_tb = True
+nb_merge_streams = True
+nb_output_stderr = "remove"  # tqdm's notice that ipywidgets is missing is not part of a tutorial
+nb_execution_in_temp = True  # a cell that writes files (to_csv) writes them in a temporary folder
+
 
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_typehints = "none"  # the signature shows the types; the Parameters section says what they mean
+autodoc_default_options = {"show-inheritance": False}
+autosummary_generate = True
+autosummary_imported_members = True
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_use_rtype = False
 nitpicky = False
 
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
+html_title = "implicitbias"
 html_theme_options = {
-    "description": "the implicit bias of depth and forgetting clocks, executable",
-    "fixed_sidebar": True,
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+templates_path = ["_templates"]  # autosummary/class.rst: a class page documents its members
+html_css_files = ["wide.css"]
 
 sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "gallery",
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"__init__\.py|lab_pipeline\.py",  # the own-model example's module, not an example
+    "ignore_pattern": r"__init__\.py",
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",

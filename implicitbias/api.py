@@ -1,4 +1,6 @@
-"""The Python API: the package's three jobs from a notebook or a script, without a store to set up.
+r"""The Python API: the package's three jobs from a notebook or a script, without a store to set up.
+
+::
 
     import implicitbias as ib
 
@@ -23,8 +25,8 @@ capped before anything is built, ``modified_flow`` has the limits of ``implicitb
 an error in a model factory or a data loader of your own is a ``UserCodeError`` naming it
 (``implicitbias.validation.external``).
 
-Depth convention everywhere: L counts weight matrices; the features are one more factor,
-N = L + 1, and the Schatten exponent of P(K, L) is p = 2 / (L + 1).
+Depth convention everywhere: :math:`L` counts weight matrices; the features are one more factor,
+:math:`N = L + 1`, and the Schatten exponent of :math:`P(K, L)` is :math:`p = 2/(L + 1)`.
 Sources: Garrod, Keating, Thrampoulidis (ICML 2026; Spec A), Das, Beneventano, Dey, McKinley,
 Poggio (arXiv 2605.29152; Spec B).
 """
@@ -87,9 +89,39 @@ __all__ = [
 
 @contextlib.contextmanager
 def open_store(store: Store | str | os.PathLike | None = None) -> Iterator[Store]:
-    """The store a call uses: the session store for ``None``, the SQLite file at a path (closed
-    again when the call ends), or an open ``Store`` itself; anything else, or a closed ``Store``,
-    is a ``ParameterError`` naming ``store``."""
+    """The store a call uses, as a context manager.
+
+    Parameters
+    ----------
+    store : Store, str, os.PathLike or None
+        ``None``: the session store (:func:`implicitbias.session.session_store`, temporary, shared
+        by every call of this process); a path: the SQLite store at that path, created if missing
+        and closed again when the ``with`` block ends; an open :class:`~implicitbias.store.Store`:
+        used as it is (and left open).
+
+    Yields
+    ------
+    Store
+        The open store.
+
+    Raises
+    ------
+    ParameterError
+        ``store`` is neither ``None``, a path nor an open ``Store`` (a closed one included), or the
+        path cannot hold a store (``StoreError``: a folder, a file that is not a store, a store of an
+        incompatible layout).
+
+    See Also
+    --------
+    implicitbias.store.Store : the store itself (cached, resumable, fingerprinted results).
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> with ib.open_store() as store:        # the session's temporary store
+    ...     store.path.name
+    'session.sqlite'
+    """
     from implicitbias.session import session_store
     from implicitbias.store import Store
 
@@ -142,13 +174,37 @@ def _folder(name: str, out: str | os.PathLike | None) -> Path | None:
 
 @dataclass(frozen=True, repr=False)
 class PhaseDiagram(Tabular):
-    """The cells of P(K, L) over a grid of K and L, in (K, L) order, with the crossovers.
+    r"""The cells of :math:`P(K, L)` over a grid of :math:`K` and :math:`L`, in :math:`(K, L)` order.
 
-    ``crossovers``: per column, the real depths where two structures optimal somewhere in it tie
-    (``numerics.maxmargin.phase``).  ``columns``: the column records as computed (nested dicts,
-    for ``implicitbias.atlas``).  ``to_frame()``: one row per cell; a notebook shows the grid,
-    rows K and columns L, ``rR`` where NC is suboptimal (best rank R), ``NC`` where it is
-    optimal, ``nc?`` where it is the best found.
+    ``to_frame()``: one row per cell; a notebook shows the grid, rows :math:`K` and columns
+    :math:`L`, ``rR`` where NC is suboptimal (best rank R), ``NC`` where it is optimal, ``nc?``
+    where it is the best found.
+
+    Returned by :func:`phase_diagram`; iterating over it gives its :class:`PhaseCell`\ s.
+
+    Attributes
+    ----------
+    cells : tuple of PhaseCell
+        One typed cell per :math:`(K, L)` of the grid, sorted by :math:`K`, then :math:`L`.
+    crossovers : tuple of Mapping
+        Per column, the real depths where two structures optimal somewhere in it tie
+        (``numerics.maxmargin.phase``).
+    columns : tuple of Mapping
+        The column records as computed (nested dicts, as ``implicitbias.atlas`` reads them).
+
+    See Also
+    --------
+    phase_diagram : computes it.
+    MarginProblem : one cell on its own.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> diagram = ib.phase_diagram(K=[2, 3, 4], L=[1, 3])
+    >>> len(diagram), diagram.K, diagram.L
+    (6, [2, 3, 4], [1, 3])
+    >>> diagram.cell(K=2, L=3).verdict
+    'NC optimal'
     """
 
     cells: tuple[PhaseCell, ...]
@@ -163,14 +219,34 @@ class PhaseDiagram(Tabular):
 
     @property
     def K(self) -> list[int]:
+        """The class counts :math:`K` of the grid, ascending."""
         return sorted({c.K for c in self.cells})
 
     @property
     def L(self) -> list[int | float]:
+        """The depths :math:`L` of the grid (weight matrices), ascending."""
         return sorted({c.L for c in self.cells}, key=float)
 
     def cell(self, K: int, L: int | float) -> PhaseCell:
-        """The cell (K, L); ``ParameterError`` if the diagram has none."""
+        """The cell :math:`(K, L)`.
+
+        Parameters
+        ----------
+        K : int
+            A class count of the grid (:attr:`K`).
+        L : int or float
+            A depth of the grid (:attr:`L`), compared as a float.
+
+        Returns
+        -------
+        PhaseCell
+            The cell.
+
+        Raises
+        ------
+        ParameterError
+            The diagram has no such cell (the message lists its :math:`K` and :math:`L`).
+        """
         found = next((c for c in self.cells if c.K == K and float(c.L) == float(L)), None)
         if found is None:
             raise params.ParameterError(
@@ -179,17 +255,41 @@ class PhaseDiagram(Tabular):
         return found
 
     def boundary(self) -> dict[int, int | None]:
-        """Per K: the smallest integer L at which NC is suboptimal (None where it never is)."""
+        """The phase boundary: per :math:`K`, the smallest integer :math:`L` at which NC is suboptimal.
+
+        Returns
+        -------
+        dict of int to int or None
+            :math:`K \\mapsto L^*(K)`; ``None`` where NC is never suboptimal on the grid's depths.
+
+        Examples
+        --------
+        >>> import implicitbias as ib
+        >>> ib.phase_diagram(K=[2, 4], L=[1, 2, 3]).boundary()
+        {2: None, 4: 3}
+        """
         from implicitbias.numerics.maxmargin.phase import boundary
 
         return {row["K"]: row["L_star"] for row in boundary([c.record for c in self.cells])}
 
     def rows(self) -> list[dict]:
-        """One flat dict per cell (``PhaseCell.row``): the columns of ``to_frame`` and ``to_csv``."""
+        """One flat dict per cell (:meth:`PhaseCell.row`): the columns of :meth:`to_frame` and ``to_csv``.
+
+        Returns
+        -------
+        list of dict
+            One row per cell, in the order of :attr:`cells`.
+        """
         return [c.row() for c in self.cells]
 
     def to_frame(self) -> pd.DataFrame:
-        """``rows()`` as a pandas DataFrame, one row per cell."""
+        """:meth:`rows` as a pandas DataFrame, one row per cell.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of ``to_csv``.
+        """
         import pandas as pd
 
         return pd.DataFrame(self.rows())
@@ -217,14 +317,31 @@ class PhaseDiagram(Tabular):
         ax: Axes | Sequence[Axes] | FigureBase | None = None,
         panels: Sequence[str] = ("verdict", "rank", "gap"),
     ) -> FigureBase:
-        """The verdict / rank / gap heatmaps over (K, integer L); returns the figure drawn into.
+        """The verdict, rank and gap heatmaps over :math:`(K, L)` at integer :math:`L`.
 
-        ``ax``: None (a new ``matplotlib.figure.Figure``, outside pyplot: a notebook shows it when
-        it is a cell's value), a ``Figure`` or ``SubFigure`` to draw into, or your own Axes, one per
-        panel (``fig, axes = plt.subplots(1, 3); diagram.plot(ax=axes)``); ``panels``: which of
-        ``verdict``, ``rank``, ``gap`` to draw, in order.  The package never changes the
-        matplotlib backend.  With ``path``, also saved there as PNG with a CSV of the plotted
-        numbers beside it.
+        The package never changes the matplotlib backend.
+
+        Parameters
+        ----------
+        path : str, os.PathLike or None
+            Where to save the figure as PNG, with a CSV of the plotted numbers beside it; ``None``:
+            not saved.
+        ax : Axes, sequence of Axes, Figure, SubFigure or None
+            ``None``: a new ``matplotlib.figure.Figure``, outside pyplot (a notebook shows it when it
+            is a cell's value); a ``Figure`` or ``SubFigure`` to draw into; or your own Axes, one per
+            panel (``fig, axes = plt.subplots(1, 3); diagram.plot(ax=axes)``).
+        panels : sequence of str
+            Which of ``verdict``, ``rank``, ``gap`` to draw, in order.
+
+        Returns
+        -------
+        matplotlib.figure.FigureBase
+            The figure drawn into.
+
+        Raises
+        ------
+        ParameterError
+            ``ax`` or ``panels`` of the wrong kind.
         """
         from implicitbias.atlas import heatmap_figure
         from implicitbias.figures import save_figure
@@ -235,7 +352,18 @@ class PhaseDiagram(Tabular):
         return fig
 
     def write_atlas(self, out: str | os.PathLike) -> dict[str, Path]:
-        """Every output of ``implicitbias phase`` into folder ``out`` (``implicitbias.atlas``)."""
+        """Write every output of ``implicitbias phase`` (the atlas) into a folder.
+
+        Parameters
+        ----------
+        out : str or os.PathLike
+            The folder (created if missing).
+
+        Returns
+        -------
+        dict of str to pathlib.Path
+            The files written, by name.
+        """
         from implicitbias.atlas import write_outputs
 
         return write_outputs(list(self.columns), Path(out))
@@ -267,15 +395,66 @@ def phase_diagram(
     executor: Executor | None = None,
     progress: bool = False,
 ) -> PhaseDiagram:
-    """Where neural collapse stops being optimal: every cell (K, L) of P(K, L).
+    r"""Where neural collapse stops being optimal: every cell :math:`(K, L)` of :math:`P(K, L)`.
 
-    P(K, L): minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p, p = 2 / (L + 1), subject to
-    Zbar_kk - Zbar_ck >= 1 (Spec A, section 3).  ``K``: class counts (>= 2); ``L``: depths
-    (reals >= 1; L counts weight matrices); ``effort``: search effort (starts grow with it).
-    Computed per K (one column, all depths) in two cached passes, as ``implicitbias phase`` does;
-    ``executor`` (e.g. ``implicitbias.executors.open_executor("process")``) runs columns in
-    parallel.  A column's cross-seeding runs along its depths, so a cell's best matrix can
-    improve when more depths are asked for, never worsen.
+    The max-margin problem of the deep unconstrained-feature model (Spec A, section 3) is
+
+    .. math::
+
+        P(K, L):\quad \min_{\bar Z \in \mathbb{R}^{K \times K}} \; S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p,
+        \qquad p = \frac{2}{L + 1},
+
+        \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \;\; (c \ne k).
+
+    Neural collapse (the simplex ETF) has :math:`S_p = K - 1` at every depth.  The grid is computed
+    per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; a
+    column's cross-seeding runs along its depths, so a cell's best matrix can improve when more
+    depths are asked for, never worsen.
+
+    Parameters
+    ----------
+    K : int or iterable of int
+        Class counts, each :math:`\ge 2`.
+    L : int, float or iterable of them
+        Depths, reals :math:`\ge 1`; :math:`L` counts weight matrices (:math:`N = L + 1` factors).
+    effort : int
+        Search effort: the number of random starts grows with it.
+    seed : int
+        Seed of the random starts.
+    store : Store, str, os.PathLike or None
+        Where results are cached (see :func:`open_store`); ``None`` is the session store.
+    executor : concurrent.futures.Executor or None
+        Runs the columns in parallel, e.g.
+        :func:`implicitbias.executors.open_executor("process") <implicitbias.executors.open_executor>`;
+        ``None`` runs them in this process.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    PhaseDiagram
+        The typed cells, the crossovers and the column records.
+
+    Raises
+    ------
+    ParameterError
+        A :math:`K` below 2 or not an integer, an :math:`L` below 1, an empty list, or a grid of
+        more than ``MAX_CELLS`` cells.
+
+    See Also
+    --------
+    MarginProblem : one cell, and the objective of any matrix.
+    PhaseCell : what each cell holds.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> diagram = ib.phase_diagram(K=[2, 4], L=[1, 3])
+    >>> [(c.K, c.L, c.verdict, c.rank) for c in diagram]  # doctest: +NORMALIZE_WHITESPACE
+    [(2, 1, 'NC optimal', 1), (2, 3, 'NC optimal', 1),
+     (4, 1, 'NC optimal', 3), (4, 3, 'NC suboptimal', 2)]
+    >>> round(diagram.cell(K=4, L=3).value, 4)  # below NC's K - 1 = 3
+    2.8284
     """
     from implicitbias.numerics.maxmargin.phase import MAX_CELLS, column_config, typed_cells
     from implicitbias.numerics.maxmargin.phase import phase_diagram as compute
@@ -296,10 +475,41 @@ def phase_diagram(
 
 @dataclass(frozen=True)
 class MarginProblem:
-    """The deep-UFM max-margin problem P(K, L) of one cell (Spec A, section 1).
+    r"""The deep-UFM max-margin problem :math:`P(K, L)` of one cell (Spec A, section 1).
 
-    minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p, p = 2 / (L + 1), over K x K Zbar with
-    Zbar_kk - Zbar_ck >= 1 (c != k).  L counts weight matrices (N = L + 1 factors).
+    .. math::
+
+        \min_{\bar Z \in \mathbb{R}^{K \times K}} S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p,
+        \quad p = \frac{2}{L + 1},
+
+        \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \; (c \ne k).
+
+    Parameters
+    ----------
+    K : int
+        The number of classes, :math:`\ge 2`.
+    L : int or float
+        The depth, a real :math:`\ge 1`; :math:`L` counts weight matrices (:math:`N = L + 1` factors).
+
+    Raises
+    ------
+    ParameterError
+        :math:`K < 2` or not an integer, or :math:`L < 1`.
+
+    See Also
+    --------
+    phase_diagram : a grid of such problems.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import implicitbias as ib
+    >>> problem = ib.MarginProblem(K=4, L=3)
+    >>> problem.p, problem.nc_value
+    (0.5, 3.0)
+    >>> etf = (np.eye(4) - 1 / 4) * 4 / 4   # the simplex ETF at unit margin
+    >>> round(problem.objective(etf), 10)    # NC's value K - 1
+    3.0
     """
 
     K: int
@@ -313,18 +523,34 @@ class MarginProblem:
 
     @property
     def p(self) -> float:
-        """The Schatten exponent 2 / (L + 1)."""
+        """The Schatten exponent :math:`p = 2/(L + 1)`."""
         from implicitbias.numerics.maxmargin.margin import schatten_exponent
 
         return schatten_exponent(self.L)
 
     @property
     def nc_value(self) -> float:
-        """S_p of the simplex ETF at unit margin: K - 1 at every depth."""
+        """:math:`S_p` of the simplex ETF at unit margin: :math:`K - 1` at every depth."""
         return float(self.K - 1)
 
     def objective(self, Z: ArrayLike) -> float:
-        """S_p of ``Z`` rescaled to unit margin (any separating K x K matrix)."""
+        """:math:`S_p` of a matrix rescaled to unit margin.
+
+        Parameters
+        ----------
+        Z : array_like
+            Any separating :math:`K \\times K` matrix (:math:`Z_{kk} > Z_{ck}`).
+
+        Returns
+        -------
+        float
+            :math:`S_p(Z / m)` with :math:`m = \\min_{c \\ne k} (Z_{kk} - Z_{ck})` its margin.
+
+        Raises
+        ------
+        ParameterError
+            ``Z`` is not a :math:`K \\times K` matrix of finite reals, or does not separate the classes.
+        """
         from implicitbias.numerics.maxmargin.margin import margins
         from implicitbias.numerics.maxmargin.solver import verify
 
@@ -340,7 +566,18 @@ class MarginProblem:
         return verify(matrix, self.p).objective
 
     def solve(self, *, effort: int = 1, seed: int = 0, store: Store | str | os.PathLike | None = None) -> PhaseCell:
-        """The global search, verdict and certificate of this cell (``phase_diagram`` of one cell)."""
+        """The global search, verdict and certificate of this cell (:func:`phase_diagram` of one cell).
+
+        Parameters
+        ----------
+        effort, seed, store
+            As for :func:`phase_diagram`.
+
+        Returns
+        -------
+        PhaseCell
+            The cell :math:`(K, L)`.
+        """
         return phase_diagram(self.K, self.L, effort=effort, seed=seed, store=store).cells[0]
 
 
@@ -350,15 +587,49 @@ class MarginProblem:
 def modified_flow(
     optimizer: str, order: int = 1, *, dim: int = 1, l2: bool = False, minibatches: int = 1
 ) -> ModifiedFlow:
-    """The modified flow of ``optimizer`` to ``order`` in the step size h, derived with sympy.
+    r"""The modified flow of an optimiser to a given order in the step size :math:`h`, derived with sympy.
 
-    d theta/dt = f_0 + h f_1 + ... + h^order f_order, by Taylor matching of one step of the
-    update (backward error analysis).  ``optimizer``: a name of ``theory.updates.UPDATES``
-    (``gd``, ``heavy_ball``, ``nesterov``, ``rmsprop``, ``adam``, ``adamw``, ``sign``, ``muon``)
-    or ``sgd``; ``l2`` adds coupled weight decay; ``minibatches`` > 1 is SGD with random
-    reshuffling.  ``.latex()`` prints it.  The orders, dimensions and minibatch counts that derive
-    in bounded time are those of ``implicitbias flows`` (``commands.flows.MAX_ORDER``); beyond
-    them a ``ParameterError`` says so.
+    Backward error analysis: the continuous flow whose time-:math:`h` map matches one step of the
+    update to :math:`O(h^{\text{order}+1})`,
+
+    .. math::
+
+        \frac{d\theta}{dt} = f_0(\theta) + h f_1(\theta) + \dots + h^{\text{order}} f_{\text{order}}(\theta),
+
+    found by Taylor matching.  For gradient descent,
+    :math:`\dot\theta = -\nabla L - \tfrac{h}{2} \nabla^2 L \, \nabla L + O(h^2)`.
+
+    Parameters
+    ----------
+    optimizer : str
+        A name of ``theory.updates.UPDATES`` (``gd``, ``heavy_ball``, ``nesterov``, ``rmsprop``,
+        ``adam``, ``adamw``, ``sign``, ``muon``) or ``sgd``.
+    order : int
+        The highest power of :math:`h` kept.
+    dim : int
+        The dimension of :math:`\theta`.
+    l2 : bool
+        Add coupled weight decay.
+    minibatches : int
+        More than 1: SGD with random reshuffling over that many minibatches.
+
+    Returns
+    -------
+    ModifiedFlow
+        The flow's terms :math:`f_0, \dots, f_{\text{order}}`; ``.latex()`` prints it.
+
+    Raises
+    ------
+    ParameterError
+        An unknown optimiser, or an order, dimension or minibatch count beyond what derives in
+        bounded time: the limits of ``implicitbias flows`` (``commands.flows.MAX_ORDER``).
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> flow = ib.modified_flow("gd", order=1)
+    >>> len(flow.terms)                 # f_0 and f_1
+    2
     """
     from implicitbias.commands.flows import check_order
     from implicitbias.theory.modified_flow import modified_flow as derive
@@ -369,11 +640,44 @@ def modified_flow(
 
 
 def singular_value_ode(K: int, L: int, *, n: int = 1, balanced: bool = True) -> SpectralODE:
-    """The singular-value ODE of the deep UFM under Hadamard initialisation (Spec A, section 4).
+    r"""The singular-value ODE of the deep UFM under Hadamard initialisation (Spec A, section 4).
 
-    K a power of two, L weight matrices (N = L + 1 factors), n samples per class; balanced:
-    dS_j/dt = N/(K sqrt n) S_j^(2 - 2/N) (1 - g_j).  Integrate it with
-    ``implicitbias.numerics.ufm.spectral_flow.integrate(ode, initial, t_end)``.
+    With balanced factors, each singular value :math:`S_j` of the logits follows
+
+    .. math::
+
+        \frac{dS_j}{dt} = \frac{N}{K\sqrt{n}} \, S_j^{\,2 - 2/N} \, (1 - g_j),
+
+    where :math:`g_j` is the :math:`j`-th Hadamard coefficient of the softmax and :math:`N = L + 1`.
+
+    Parameters
+    ----------
+    K : int
+        The number of classes, a power of two.
+    L : int
+        The number of weight matrices (:math:`N = L + 1` factors with the features).
+    n : int
+        Samples per class.
+    balanced : bool
+        Balanced initialisation (the closed form above); ``False`` keeps each factor's scale.
+
+    Returns
+    -------
+    SpectralODE
+        The right-hand side; integrate it with
+        :func:`implicitbias.numerics.ufm.spectral_flow.integrate`.
+
+    Raises
+    ------
+    ParameterError
+        :math:`K` not a power of two, or :math:`L` or :math:`n` out of range.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> ode = ib.singular_value_ode(K=4, L=2)
+    >>> ode.K, ode.L
+    (4, 2)
     """
     from implicitbias.theory.spectral_ode import SpectralODE
 
@@ -388,11 +692,49 @@ def nc_metrics(
     *,
     convention: str = "package",
 ) -> NCMetrics:
-    """NC1-NC4 of ``features`` (n_samples x d) with integer ``labels`` 0..K-1 (Papyan et al. 2020).
+    r"""The neural-collapse metrics NC1-NC4 of a layer's features (Papyan, Han, Donoho 2020).
 
-    ``classifier``: the K x d last-layer weights W (``bias`` its K biases).  Without it, W is the
-    matrix of centred class means, so NC3 (self-duality) is 0 by construction and NC4 compares
-    the nearest-class-mean rule with itself; pass the trained classifier to measure them.
+    NC1 is :math:`\operatorname{tr}(\Sigma_W \Sigma_B^{+}) / K` (within-class variability against
+    the between-class spread), NC2 the distance of the centred class means from a simplex ETF, NC3
+    the distance between the normalised classifier and the normalised class means (self-duality),
+    NC4 the disagreement of the classifier with the nearest-class-mean rule.
+
+    Parameters
+    ----------
+    features : array_like
+        The features :math:`H`, ``n_samples x d``.
+    labels : array_like
+        One integer label in :math:`0, \dots, K-1` per row.
+    classifier : array_like or None
+        The :math:`K \times d` last-layer weights :math:`W`.  ``None``: :math:`W` is the matrix of
+        centred class means, so NC3 is 0 by construction and NC4 compares the nearest-class-mean
+        rule with itself; pass the trained classifier to measure them.
+    bias : array_like or None
+        The classifier's :math:`K` biases.
+    convention : str
+        ``package`` (the default) or ``papyan``, which reproduces Papyan, Han and Donoho's published
+        code (NC3 squared, equinorm with ddof 1; ``numerics.metrics.nc_metrics`` lists the
+        differences).
+
+    Returns
+    -------
+    NCMetrics
+        NC1-NC4 and the numbers they are made of.
+
+    Raises
+    ------
+    ParameterError
+        Features that are not a matrix, or labels that are not one integer :math:`\ge 0` per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import implicitbias as ib
+    >>> means = np.eye(3) - 1 / 3                       # a simplex ETF, K = 3
+    >>> labels = np.repeat([0, 1, 2], 5)
+    >>> metrics = ib.nc_metrics(means[labels], labels)  # every sample at its class mean
+    >>> round(metrics.nc1, 12), round(metrics.nc2, 12)
+    (0.0, 0.0)
     """
     from implicitbias.numerics.metrics.nc_metrics import CONVENTIONS, class_mean_rows
     from implicitbias.numerics.metrics.nc_metrics import nc_metrics as metrics
@@ -446,7 +788,24 @@ def nc_metrics(
 
 
 def claims() -> dict[str, Claim]:
-    """Every claim of the two specs by its slug (``theorem-3.1``, ``c1``, ...), in report order."""
+    """Every claim of the two specs by its slug, in report order.
+
+    Returns
+    -------
+    dict of str to Claim
+        ``theorem-3.1``, ``c1``, ... to the claim objects (statement, source, thresholds, rule).
+
+    See Also
+    --------
+    check : measures and judges one claim.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> known = ib.claims()
+    >>> "theorem-3.1" in known and "c7" in known
+    True
+    """
     from implicitbias.claims import by_slug
 
     return by_slug()
@@ -479,9 +838,23 @@ def _results_frame(results: Iterable[Result]) -> pd.DataFrame:
 class Check(Tabular):
     """A claim judged: one ``Result`` per data set it is judged on (usually one).
 
-    ``verdict`` is the most severe of its verdicts (disagrees, inconclusive, not run, agrees);
-    ``agrees`` is true when every data set agrees, so ``assert ib.check(slug).agrees`` is a test.
-    ``to_frame()``: one row per result (slug, label, check, verdict, measured, reason).
+    Returned by :func:`check`.  ``verdict`` is the most severe of its verdicts (disagrees,
+    inconclusive, not run, agrees); ``agrees`` is true when every data set agrees, so
+    ``assert ib.check(slug).agrees`` is a test.  ``to_frame()``: one row per result (slug, label,
+    check, verdict, measured, reason).
+
+    Attributes
+    ----------
+    slug : str
+        The claim's slug.
+    claim : Claim
+        The claim object.
+    results : tuple of Result
+        One judged result (evidence and verdict) per data set.
+
+    See Also
+    --------
+    check : makes it.
     """
 
     slug: str
@@ -490,24 +863,29 @@ class Check(Tabular):
 
     @property
     def verdicts(self) -> tuple[Verdict, ...]:
+        """The verdict of each result."""
         return tuple(r.verdict for r in self.results)
 
     @property
     def verdict(self) -> str:
+        """The most severe verdict: disagrees, then inconclusive, then not run, then agrees."""
         return min((v.verdict for v in self.verdicts), key=_SEVERITY.index)
 
     @property
     def agrees(self) -> bool:
+        """Whether every data set agrees."""
         return all(v.verdict == "agrees" for v in self.verdicts)
 
     @property
     def reason(self) -> str:
+        """Why the rule decided so, per data set."""
         return "; ".join(
             f"{r.evidence.label}: {r.verdict.reason}" if r.evidence.label else r.verdict.reason for r in self.results
         )
 
     @property
     def measured(self) -> str:
+        """The numbers the rule read, per data set."""
         return "; ".join(r.verdict.measured for r in self.results)
 
     def __str__(self) -> str:
@@ -532,8 +910,44 @@ def check(
     executor: Executor | None = None,
     progress: bool = False,
 ) -> Check:
-    """Measure and judge the claim ``slug`` (see ``claims()``) on ``tier``; figures go to ``out``
-    (a temporary folder when None)."""
+    """Measure and judge one claim.
+
+    Parameters
+    ----------
+    slug : str
+        The claim's slug, a key of :func:`claims` (e.g. ``theorem-4.3``).
+    tier : str
+        ``default`` (minutes on a CPU), ``gpu`` or ``full``: the size of the measurement.
+    store : Store, str, os.PathLike or None
+        Where results are cached (see :func:`open_store`).
+    out : str, os.PathLike or None
+        Where the claim's figures go; ``None``: a temporary folder.
+    executor : concurrent.futures.Executor or None
+        Runs the claim's cells in parallel.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    Check
+        The verdict, what was measured and why the rule decided so.
+
+    Raises
+    ------
+    ParameterError
+        An unknown slug or tier (the message lists the known ones), or arguments of the wrong type.
+
+    See Also
+    --------
+    claims : every claim by slug.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> result = ib.check("bea-gd")   # gradient descent's first-order correction, derived with sympy
+    >>> result.verdict, result.measured
+    ('agrees', 'c = 1/4')
+    """
     from implicitbias.claims import TIERS, Context, evaluate
 
     known = claims()
@@ -556,6 +970,19 @@ class SweepResult(Tabular):
     ``to_frame()``: the runs' per-epoch histories in long format (run, epoch, metric, value; ``run``
     indexes ``spec.configs``, nested values such as the clocks are named ``clocks.T_SGD``);
     ``runs_frame()``: one row per run, its config and status.  A notebook shows the runs.
+
+    Returned by :func:`sweep`; :func:`analyse` judges it.
+
+    Attributes
+    ----------
+    spec : implicitbias.validation.sweep.Spec
+        The expanded spec (``spec.configs``: one config per run).
+    records : tuple of Mapping
+        One record per run: ``status``, ``summary`` and the per-epoch ``history``.
+
+    See Also
+    --------
+    sweep : makes it (its example shows one).
     """
 
     spec: Any  # implicitbias.validation.sweep.Spec
@@ -563,11 +990,12 @@ class SweepResult(Tabular):
 
     @property
     def runs(self) -> list[tuple[dict, Mapping[str, Any]]]:
-        """(config, record) pairs, as ``analyse`` reads them."""
+        """(config, record) pairs, as :func:`analyse` reads them."""
         return list(zip(self.spec.configs, self.records, strict=True))
 
     @property
     def diverged(self) -> int:
+        """The number of runs that diverged."""
         return sum(r["status"] == "diverged" for r in self.records)
 
     def to_frame(self) -> pd.DataFrame:
@@ -624,10 +1052,50 @@ def sweep(
     executor: Executor | None = None,
     progress: bool = False,
 ) -> SweepResult:
-    """Run every missing run of ``spec`` (a TOML path, a packaged spec name such as ``tiny``, or
-    the parsed table) and return all its records; what is in ``store`` is not rerun
-    (``implicitbias sweep``).  Its ``arch`` and ``dataset`` may name a model factory and a data
-    loader of your own, ``"package.module:function"`` (``implicitbias.validation.external``)."""
+    r"""Train every run of a sweep that the store does not hold yet (``implicitbias sweep``).
+
+    A run trains one network from initial weight scale :math:`\sigma_w` and records, per epoch,
+    its accuracies, weight norms and the forgetting clocks (see :func:`forgetting_clocks`).
+
+    Parameters
+    ----------
+    spec : str, os.PathLike or Mapping
+        A TOML path, a packaged spec name such as ``tiny``, or the parsed table (``base``,
+        ``[[grid]]`` blocks, ``options``).  Its ``arch`` and ``dataset`` may name a model factory
+        and a data loader of your own, ``"package.module:function"``
+        (``implicitbias.validation.external``).
+    store : Store, str, os.PathLike or None
+        Where runs are cached; what is in it is not rerun (see :func:`open_store`).
+    executor : concurrent.futures.Executor or None
+        Runs the runs in parallel.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    SweepResult
+        The expanded spec and every run's record.
+
+    Raises
+    ------
+    ParameterError
+        A spec that cannot be read or expanded, or data that cannot be loaded.
+
+    See Also
+    --------
+    analyse : judges Spec B's claims on the runs.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> spec = {"name": "doc", "options": {"threads": 1},
+    ...         "base": {"dataset": "synthetic", "data_size": 100, "arch": "mlp", "epochs": 1,
+    ...                  "batch_size": 25, "sigma_w": [0.5, 2.0], "seed": 0,
+    ...                  "optimizer": "sgd", "lr": 0.05}}
+    >>> run = ib.sweep(spec)
+    >>> len(run.records), run.diverged
+    (2, 0)
+    """
     _spec_argument("spec", spec)
     executor, progress = _executor(executor), params.boolean("progress", progress)
     from implicitbias.validation.sweep import check_data, load_spec, run_sweep
@@ -649,11 +1117,25 @@ def _spec_argument(name: str, spec: object) -> None:
 
 @dataclass(frozen=True, repr=False)
 class Analysis(Tabular):
-    """Spec B's claims C1-C7 judged on a sweep's runs (``implicitbias analyse``).
+    r"""Spec B's claims C1-C7 judged on a sweep's runs (``implicitbias analyse``).
 
-    ``groups``: the runs grouped by setting (everything but sigma_w and seed); ``results``: one
-    judged ``Result`` per claim and data set; ``markdown``: the analysis as the CLI writes it.
-    ``to_frame()``: one row per result (slug, label, check, verdict, measured, reason).
+    ``to_frame()``: one row per result (slug, label, check, verdict, measured, reason);
+    ``groups_frame()``: one row per group and :math:`\sigma_w`.
+
+    Returned by :func:`analyse`.
+
+    Attributes
+    ----------
+    groups : tuple of Group
+        The runs grouped by setting (everything but :math:`\sigma_w` and the seed).
+    results : tuple of Result
+        One judged result per claim and data set.
+    markdown : str
+        The analysis as the CLI writes it.
+
+    See Also
+    --------
+    analyse : makes it (its example shows one).
     """
 
     groups: tuple[Group, ...] = field(repr=False)
@@ -661,7 +1143,13 @@ class Analysis(Tabular):
     markdown: str = field(repr=False)
 
     def verdicts(self) -> dict[str, str]:
-        """Claim slug -> verdict."""
+        """The verdict of each claim.
+
+        Returns
+        -------
+        dict of str to str
+            Claim slug to verdict.
+        """
         return {r.claim.slug: r.verdict.verdict for r in self.results}
 
     def to_frame(self) -> pd.DataFrame:
@@ -717,8 +1205,42 @@ def analyse(
     store: Store | str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
 ) -> Analysis:
-    """Judge C1-C7 on finished runs: a ``SweepResult``, or a spec whose runs are read from ``store``
-    (runs not yet in the store are left out).  Figures go to ``out`` (default: a temporary folder)."""
+    r"""Judge Spec B's claims C1-C7 on finished runs.
+
+    The runs are grouped by setting; each group's spread is the range of its seed-mean test
+    accuracies across :math:`\sigma_w`, and each claim's rule compares spreads and clocks.
+
+    Parameters
+    ----------
+    runs : SweepResult, str, os.PathLike or Mapping
+        A :class:`SweepResult`, or a spec (as for :func:`sweep`) whose runs are read from
+        ``store``; runs not yet in the store are left out.
+    store : Store, str, os.PathLike or None
+        Where the runs are read from (see :func:`open_store`).
+    out : str, os.PathLike or None
+        Where the figures go; ``None``: a temporary folder.
+
+    Returns
+    -------
+    Analysis
+        The groups, the judged results and the analysis as Markdown.
+
+    Raises
+    ------
+    ParameterError
+        A spec that cannot be read.
+
+    See Also
+    --------
+    sweep : trains the runs.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> analysis = ib.analyse(ib.sweep("tiny"))
+    >>> sorted(analysis.verdicts())
+    ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']
+    """
     if not isinstance(runs, SweepResult):
         _spec_argument("runs", runs)
     out = _folder("out", out)

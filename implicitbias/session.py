@@ -34,7 +34,23 @@ def _close() -> None:
 
 
 def session_store() -> Store:
-    """The process's temporary ``Store`` (created on first use, deleted at exit)."""
+    """The process's temporary store, created on first use and deleted when the interpreter exits.
+
+    Returns
+    -------
+    Store
+        The same open :class:`~implicitbias.store.Store` at every call of this process.
+
+    See Also
+    --------
+    implicitbias.open_store : the store a call uses, this one for ``store=None``.
+
+    Examples
+    --------
+    >>> from implicitbias.session import session_store
+    >>> session_store() is session_store()
+    True
+    """
     from implicitbias.store import Store
 
     if not _SESSION:

@@ -4,12 +4,10 @@ and the same page opened in a real browser (headless Chromium, where installed).
 
 import base64
 import io
-import json
 import re
-import shutil
-import subprocess
 import types
 
+import browser
 import pytest
 from fake_claims import fake_claim, install
 
@@ -116,41 +114,14 @@ window.addEventListener('load', () => {
 </script>"""
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-@pytest.mark.skipif(
-    _chromium() is None, reason="no Chromium on PATH (Debian: apt-get install chromium; .ci/browser-up)"
-)
+@browser.needs_chromium
 def test_report_in_a_real_browser(page, tmp_path):
     """Headless Chromium renders report.html: no raw $$ in the rendered text outside code spans,
     every formula is a MathML element with a size, every image decodes, every
     badge keeps its word and has a colour, every contents link has its target."""
-    html = page.read_text()
-    probed = tmp_path / "probed.html"
-    probed.write_text(html.replace("</body>", PROBE + "</body>"))
-    profile = tmp_path / "profile"
-    done = subprocess.run(
-        [
-            _chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={profile}",
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            probed.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    probe = types.SimpleNamespace(
+        **browser.probe(page.read_text(), PROBE, tmp_path / "probed.html", tmp_path / "profile")
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, flags=re.S)
-    assert found, f"the page's probe did not run: {done.stderr[-1500:]}"
-    probe = types.SimpleNamespace(**json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")))
     assert probe.raw_tex == 0
     assert probe.maths == 3 and probe.mathml
     assert len(probe.images) == 3 and all(ok and w > 10 and h > 10 for ok, w, h in probe.images)

@@ -57,10 +57,23 @@ MAX_RATE = 1e100
 
 @dataclass(repr=False)
 class Clocks(Tabular):
-    """Clock values per epoch and cumulative (lists indexed by epoch - 1).
+    r"""The forgetting clocks of a run, per epoch and cumulative, as :func:`forgetting_clocks` returns them.
 
+    :math:`T_{\mathrm{SGD}} = \frac{1}{b}\sum_k \eta_k^2`, :math:`T_{L2} = \lambda \sum_k \eta_k`,
+    :math:`T_{\mathrm{adapt}} = \sum_k \eta_k`; the lists are indexed by epoch - 1.
     ``to_frame()``: one row per epoch (``rows()``): the clocks' increments in that epoch
     (``T_SGD``, ``T_L2``, ``T_adapt``) and their running totals (``cumulative_T_SGD``...).
+
+    Attributes
+    ----------
+    governing : str
+        The clock that organises the optimiser's forgetting (``T_SGD``, ``T_L2`` or ``T_adapt``).
+    per_epoch : dict of str to list of float
+        Each clock's increment per epoch.
+    cumulative : dict of str to list of float
+        Each clock summed up to the end of each epoch.
+    steps_per_epoch : int
+        :math:`\lceil N/b \rceil` (:math:`\lfloor N/b \rfloor` with ``drop_last``).
     """
 
     optimizer: str
@@ -142,13 +155,56 @@ def forgetting_clocks(
     weight_decay: float = 0.0,
     drop_last: bool = False,
 ) -> Clocks:
-    """T_SGD, T_L2, T_adapt per epoch and cumulative for a training run.
+    r"""The forgetting clocks of a training run, per epoch and cumulative (Spec B, C7).
 
-    ``lr_schedule``: a number (constant rate) or a function of the 0-based global step k, e.g.
-    ``schedule("cosine", 0.1, epochs * steps_per_epoch(n_train, batch_size))``.  Bad input
-    (unknown optimiser, b > N, lr <= 0 or above ``MAX_RATE``, a negative decay or one above
-    ``MAX_RATE``, more than 1e8 steps) raises ``ParameterError``; within these limits every clock
-    is finite.  Per-epoch sums use ``math.fsum``.
+    With :math:`\eta_k` the learning rate of (0-based, global) step :math:`k`, :math:`b` the batch
+    size and :math:`\lambda` the weight decay,
+
+    .. math::
+
+        T_{\mathrm{SGD}} = \frac{1}{b} \sum_k \eta_k^2, \qquad
+        T_{L2} = \lambda \sum_k \eta_k, \qquad
+        T_{\mathrm{adapt}} = \sum_k \eta_k .
+
+    Per-epoch sums use ``math.fsum``.
+
+    Parameters
+    ----------
+    optimizer : str
+        One of ``OPTIMIZERS`` (``sgd``, ``adam``, ...); it decides the governing clock.
+    lr_schedule : float or callable
+        A constant rate :math:`\eta > 0`, or a function of the global step :math:`k`, e.g.
+        ``schedule("cosine", 0.1, epochs * steps_per_epoch(n_train, batch_size))``.
+    batch_size : int
+        :math:`b`, with :math:`1 \le b \le N`.
+    n_train : int
+        :math:`N`, the training set's size.
+    epochs : int
+        The number of epochs (at most :math:`10^8` steps in all).
+    weight_decay : float
+        :math:`\lambda \ge 0`.
+    drop_last : bool
+        Drop the short last minibatch: :math:`\lfloor N/b \rfloor` steps per epoch instead of
+        :math:`\lceil N/b \rceil`.
+
+    Returns
+    -------
+    Clocks
+        ``per_epoch`` and ``cumulative`` values of each clock, ``total`` and the ``governing`` clock.
+
+    Raises
+    ------
+    ParameterError
+        An unknown optimiser, :math:`b > N`, :math:`\eta \le 0` or above ``MAX_RATE``, a negative
+        decay or one above ``MAX_RATE``, or more than :math:`10^8` steps; within these limits every
+        clock is finite.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> clocks = ib.forgetting_clocks("sgd", 0.1, batch_size=10, n_train=100, epochs=2)
+    >>> clocks.governing, round(clocks.total["T_SGD"], 12)   # 20 steps of 0.1**2 / 10
+    ('T_SGD', 0.02)
     """
     params.choice("optimizer", optimizer, OPTIMIZERS)
     steps = total_steps(n_train, batch_size, epochs, drop_last)

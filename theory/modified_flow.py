@@ -119,7 +119,11 @@ def _shifted_gradient(grads: Sequence[Sequence[sp.Expr]], X: Sequence[sp.Symbol]
 
 @dataclass
 class ModifiedFlow:
-    """d theta/dt = f_0 + h f_1 + ... (``terms[n]`` = f_n), state on s = sum h^n sigma_n."""
+    r"""A modified flow :math:`\dot\theta = f_0 + h f_1 + h^2 f_2 + \dots` (``terms[n]`` is :math:`f_n`).
+
+    Optimisers with a state (momentum, Adam's moments) have it on the slow manifold
+    :math:`s = \sum_n h^n \sigma_n(\theta)`.  :func:`implicitbias.modified_flow` derives one.
+    """
 
     update: Update
     X: tuple[sp.Symbol, ...]
@@ -132,12 +136,12 @@ class ModifiedFlow:
         return len(self.terms) - 1
 
     def field(self, order: int | None = None) -> list[sp.Expr]:
-        """f_0 + h f_1 + ... + h^order f_order (all computed terms by default)."""
+        r""":math:`f_0 + h f_1 + \dots + h^{\text{order}} f_{\text{order}}` (all computed terms by default)."""
         order = self.order if order is None else params.integer("order", order, minimum=0, maximum=self.order)
         return [sp.Add(*(h**n * self.terms[n][i] for n in range(order + 1))) for i in range(len(self.X))]
 
     def slow_state(self, order: int | None = None) -> list[sp.Expr]:
-        """sigma_0 + h sigma_1 + ... : the state on the slow manifold (used to start iterates)."""
+        r""":math:`\sigma_0 + h \sigma_1 + \dots`: the state on the slow manifold (used to start iterates)."""
         order = self.order if order is None else order
         if not self.state:
             return []
@@ -187,7 +191,7 @@ class ModifiedFlow:
         return lines
 
     def latex(self, simplify: bool = True) -> str:
-        """LaTeX of d theta/dt = f_0 + h f_1 + ..., one line per component."""
+        r"""LaTeX of :math:`\dot\theta = f_0 + h f_1 + \dots`, one line per component."""
         return r" \\ ".join(self.latex_lines(simplify))
 
     def _repr_latex_(self) -> str:

@@ -21,7 +21,20 @@ SEED_MAX = 2**32 - 1  # every RNG of the project (numpy, torch, mnist1d) takes s
 
 
 class ParameterError(ValueError):
-    """Bad user input.  The message is one line naming the parameter and what is allowed."""
+    """Bad user input.  The message is one line naming the parameter and what is allowed.
+
+    Every public function and class of ``implicitbias`` raises it for a bad argument; the command
+    line prints the same message, naming the flag, and exits with status 2.
+
+    Examples
+    --------
+    >>> import implicitbias as ib
+    >>> try:
+    ...     ib.phase_diagram(K=1, L=2)
+    ... except ib.ParameterError as error:
+    ...     print(str(error).split(",")[0])
+    K must be an integer in [2
+    """
 
 
 def integer(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:

@@ -206,12 +206,18 @@ def check_spectrum(values, shape: tuple[int, ...], name: str = "singular_values"
 
 @dataclass
 class SpectralODE:
-    """Numeric right-hand side and Jacobian of the derived system, in log coordinates, any K.
+    r"""Numeric right-hand side and Jacobian of the derived system, in log coordinates, any :math:`K`.
 
-    State x: balanced, x_j = log S_j (j = 1..K-1, shape (K-1,)); unbalanced, x = log s_{l,j}
-    flattened from shape (L+1, K-1), row l = factor l (0 = H).  L counts weight matrices
-    (N = L + 1 factors).  Built from ``per_mode_system`` by lambdify; the coupling is
-    g = H_K^T p with p = softmax(z / sqrt n), z = H_K S / K (scipy.linalg.hadamard).
+    State :math:`x`: balanced, :math:`x_j = \log S_j` (:math:`j = 1, \dots, K-1`, shape ``(K-1,)``);
+    unbalanced, :math:`x = \log s_{l,j}` flattened from shape ``(L+1, K-1)``, row :math:`l` =
+    factor :math:`l` (0 is :math:`H`).  :math:`L` counts weight matrices (:math:`N = L + 1`
+    factors).  Built from ``per_mode_system`` by lambdify; the coupling is
+    :math:`g = H_K^\top p` with :math:`p = \operatorname{softmax}(z/\sqrt{n})`,
+    :math:`z = H_K S / K` (:math:`H_K` the Hadamard matrix, ``scipy.linalg.hadamard``).  Balanced,
+
+    .. math::
+
+        \frac{dS_j}{dt} = \frac{N}{K\sqrt{n}} \, S_j^{\,2 - 2/N} \, (1 - g_j).
     """
 
     K: int
@@ -251,20 +257,20 @@ class SpectralODE:
         return np.asarray(x, dtype=float).reshape(self.layers, self.K - 1)
 
     def logit_singular_values(self, x: np.ndarray) -> np.ndarray:
-        """S_j = prod_l s_{l,j}, j = 1..K-1 (the singular values of Z; sqrt(n) times those of Zbar)."""
+        r""":math:`S_j = \prod_l s_{l,j}`, :math:`j = 1, \dots, K-1`: the singular values of :math:`Z` (:math:`\sqrt{n}` times those of :math:`\bar Z`)."""
         return np.exp(self._u(x).sum(axis=0))
 
     def logit_vector(self, x: np.ndarray) -> np.ndarray:
-        """z_m / sqrt(n), m = 0..K-1: Zbar_{ab} = (z / sqrt n)_{a XOR b}."""
+        r""":math:`z_m/\sqrt{n}`, :math:`m = 0, \dots, K-1`: :math:`\bar Z_{ab} = (z/\sqrt{n})_{a \oplus b}`."""
         return self._chi @ self.logit_singular_values(x) / (self.K * np.sqrt(self.n))
 
     def margin(self, x: np.ndarray) -> float:
-        """Smallest margin of the logits: (z_0 - max_{m != 0} z_m) / sqrt(n)."""
+        r"""Smallest margin of the logits: :math:`(z_0 - \max_{m \ne 0} z_m)/\sqrt{n}`."""
         z = self.logit_vector(x)
         return float(z[0] - z[1:].max())
 
     def coupling(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(r, p): r_j = 1 - g_j = 2 sum_{m: chi_j(m) = -1} p_m (j = 1..K-1, no cancellation), softmax p."""
+        r"""``(r, p)``: :math:`r_j = 1 - g_j = 2 \sum_{m:\, \chi_j(m) = -1} p_m` (:math:`j = 1, \dots, K-1`, no cancellation) and the softmax :math:`p`."""
         p = softmax(self.logit_vector(x))
         return self._negative.T @ p, p
 
@@ -277,7 +283,7 @@ class SpectralODE:
         return np.broadcast_to(np.array(out, dtype=float), u.shape).reshape(-1)
 
     def jac(self, _t: float, x: np.ndarray) -> np.ndarray:
-        """d(dx/dt)/dx: per-mode partials plus the coupling dg_j/du_{m,k} = Cov_p(chi_j, chi_k) S_k/(K sqrt n)."""
+        r""":math:`\partial \dot x / \partial x`: per-mode partials plus the coupling :math:`\partial g_j / \partial u_{m,k} = \operatorname{Cov}_p(\chi_j, \chi_k) \, S_k/(K\sqrt{n})`."""
         u = self._u(x)
         r, p = self.coupling(x)
         S = np.exp(u.sum(axis=0))

@@ -1,9 +1,10 @@
-"""Typed cells of the phase diagram of P(K, L), read by attribute.
+r"""Typed cells of the phase diagram of :math:`P(K, L)`, read by attribute.
 
 ``numerics.maxmargin.phase`` stores each column as a JSON record (the store's unit); a
 ``PhaseCell`` is one cell of such a record read into a frozen dataclass, for the atlas, the API and
-users.  Problem (Spec A, section 3): P(K, L), minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p,
-p = 2 / (L + 1), subject to unit margins; L counts weight matrices (N = L + 1 factors).
+users.  Problem (Spec A, section 3): :math:`P(K, L)`, minimise
+:math:`S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p`, :math:`p = 2/(L + 1)`, subject to unit margins;
+:math:`L` counts weight matrices (:math:`N = L + 1` factors).
 This module imports numpy only, so the API can name the types without loading the solvers.
 """
 
@@ -26,11 +27,21 @@ __all__ = ["Certificate", "PhaseCell"]
 class Certificate:
     """Why a cell has its verdict.
 
-    ``kind``: ``exact`` (a closed form compared exactly with NC, or a proof for K = 2, 3),
-    ``convex`` (L = 1: dual bounds of the nuclear-norm problem), ``numerical`` (a re-verified
-    matrix below K - 1 by more than the relative gap ``phase.GAP``) or ``none`` (NC best found);
-    ``structure``: the structure that beats NC, where one does; ``details``: every number the
-    certificate rests on, as recorded.
+    Attributes
+    ----------
+    kind : str
+        ``exact`` (a closed form compared exactly with NC, or a proof for :math:`K = 2, 3`),
+        ``convex`` (:math:`L = 1`: dual bounds of the nuclear-norm problem), ``numerical`` (a
+        re-verified matrix below :math:`K - 1` by more than the relative gap ``phase.GAP``) or
+        ``none`` (NC best found).
+    structure : str or None
+        The structure that beats NC, where one does.
+    details : Mapping
+        Every number the certificate rests on, as recorded.
+
+    See Also
+    --------
+    PhaseCell : the cell it certifies (``cell.certificate``).
     """
 
     kind: str
@@ -40,18 +51,61 @@ class Certificate:
 
 @dataclass(frozen=True, repr=False)
 class PhaseCell(Tabular):
-    """One cell (K, L) of the phase diagram of P(K, L): minimise S_p(Zbar), p = 2 / (L + 1).
+    r"""One cell :math:`(K, L)` of the phase diagram of :math:`P(K, L)`: minimise :math:`S_p(\bar Z)`, :math:`p = 2/(L + 1)`.
 
-    ``verdict``: ``NC suboptimal`` / ``NC optimal`` / ``NC best found``; ``structure``: the best
-    matrix's name from its invariants (``key`` is the closed-form code's key, "" when unnamed);
-    ``rank`` and ``value`` (S_p) of the best matrix ``matrix`` (K x K, unit margin);
-    ``nc_value`` = K - 1; ``lower_bound`` a certified lower bound on the optimum (of kind
-    ``lower_bound_kind``) and ``gap`` = (value - lower_bound) / value; ``closed_form`` the
-    objective's exact expression when the structure is named; ``symmetry_order`` and
-    ``vertex_transitive`` of the structure; ``start`` the search start the best matrix came
-    from, ``solver_success`` and ``solver_message`` scipy's report.  ``record`` is the stored
-    record (``phase_column``'s nested dict) it was read from.  L counts weight matrices
-    (N = L + 1).  In a notebook it shows as a table of ``row()``; ``to_frame()`` is that row.
+    In a notebook it shows as a table of ``row()``; ``to_frame()`` is that row.
+
+    :math:`L` counts weight matrices (:math:`N = L + 1` factors).
+
+    Attributes
+    ----------
+    K : int
+        The number of classes.
+    L : int or float
+        The depth.
+    p : float
+        The Schatten exponent :math:`2/(L + 1)`.
+    verdict : str
+        ``NC suboptimal`` (an explicit, re-verified matrix with a smaller objective),
+        ``NC optimal`` (certified) or ``NC best found``.
+    structure : str
+        The best matrix's name, from its invariants.
+    key : str or None
+        The closed-form code's key ("" when unnamed).
+    rank : int
+        The rank of the best matrix.
+    value : float
+        :math:`S_p` of the best matrix.
+    nc_value : float
+        :math:`S_p` of neural collapse, :math:`K - 1`.
+    lower_bound : float
+        A certified lower bound on the optimum (of kind ``lower_bound_kind``).
+    gap : float
+        :math:`(\text{value} - \text{lower bound}) / \text{value}`.
+    certificate : Certificate
+        Why the cell has its verdict.
+    closed_form : str or None
+        The objective's exact expression when the structure is named.
+    matrix : numpy.ndarray
+        The best matrix, :math:`K \times K`, at unit margin.
+    lower_bound_kind : str
+        How ``lower_bound`` is certified.
+    symmetry_order : int
+        The order of the structure's symmetry group.
+    vertex_transitive : bool
+        Whether the structure is vertex-transitive.
+    start : str
+        The search start the best matrix came from.
+    solver_success : bool
+        scipy's report on the final local solve.
+    solver_message : str
+        scipy's message.
+    record : Mapping
+        The stored record (``phase_column``'s nested dict) it was read from.
+
+    See Also
+    --------
+    implicitbias.phase_diagram : computes cells (its example reads some).
     """
 
     K: int

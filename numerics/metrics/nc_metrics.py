@@ -56,7 +56,30 @@ PINV_RTOL = 1e-12  # eigenvalues of Sigma_B below this times the largest are rou
 
 @dataclass
 class NCMetrics(Tabular):
-    """NC1-NC4 of one set of features (``nc_metrics``); ``to_frame()`` is one row of them."""
+    r"""Neural-collapse metrics of one layer (Papyan, Han, Donoho 2020), as :func:`nc_metrics` returns them.
+
+    ``to_frame()`` is one row of them; a notebook shows it as a table.
+
+    With class means :math:`\mu_c`, global mean :math:`\mu_G`, centred means
+    :math:`M = [\mu_c - \mu_G]_c` and classifier :math:`W`:
+
+    Attributes
+    ----------
+    nc1 : float
+        :math:`\operatorname{tr}(\Sigma_W \Sigma_B^{+}) / K`, within-class variability against the
+        between-class spread (0 when every feature sits at its class mean).
+    nc2 : float
+        :math:`\bigl\| M M^\top / \|M M^\top\|_F - (I - \mathbf{1}\mathbf{1}^\top/K)/\sqrt{K-1} \bigr\|_F`,
+        the distance of the means' Gram matrix from the simplex ETF's.
+    nc2_equinorm : float
+        Standard deviation over mean of the norms :math:`\|\mu_c - \mu_G\|`.
+    nc2_equiangularity : float
+        Mean over :math:`c \ne c'` of :math:`|\cos(\mu_c - \mu_G, \mu_{c'} - \mu_G) + 1/(K-1)|`.
+    nc3 : float
+        :math:`\| W^\top/\|W\|_F - M^\top/\|M\|_F \|_F`, self-duality of classifier and means.
+    nc4_agreement : float
+        The fraction of samples on which the classifier agrees with the nearest-class-mean rule.
+    """
 
     nc1: float
     nc2: float
