@@ -82,7 +82,7 @@ def test_bad_config_names_the_parameter(bad, name):
 
 
 def test_cli_bad_input_is_one_line(capsys):
-    assert main(["headrank", "--depths", "1,x"]) == 2
+    assert main(["headrank", "--L", "1,x"]) == 2
     assert main(["headrank", "--head-init", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("Traceback" not in e for e in err)
