@@ -40,6 +40,9 @@ def recipe_clocks(args):
     params.real("weight-decay", args.weight_decay, minimum=0, maximum=MAX_RATE)
     spe = steps_per_epoch(args.n_train, args.batch_size, args.drop_last)
     kw = {k: v for k, v in (("warmup", args.warmup), ("after", args.after)) if v is not None}
+    for name in kw:  # options of the warmup schedule: named here, where the flag is known
+        if params.choice("schedule", args.schedule, SCHEDULES) != "warmup":
+            raise params.ParameterError(f"{name} applies to schedule warmup only, got schedule {args.schedule}")
     eta = schedule(args.schedule, args.lr, spe * max(int(args.epochs), 1), **kw)
     clocks = forgetting_clocks(
         args.optimizer, eta, args.batch_size, args.n_train, args.epochs, args.weight_decay, args.drop_last
