@@ -469,7 +469,7 @@ def test_fuzz_malformed_law_files_are_refused_in_one_line(tmp_path, law, optimiz
                         "--law", str(path)], 60)
     assert status == 2, f"{json.dumps(law)[:300]}: accepted"
     lines = [line for line in err.split("\n") if line.strip()]
-    assert len(lines) == 1 and " error: law " in lines[0] and "internal error" not in lines[0], err
+    assert len(lines) == 1 and " error: --law " in lines[0] and "internal error" not in lines[0], err
 
 
 def test_a_sound_law_file_predicts_finite_bands(tmp_path, capsys):

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from implicitbias.plain import plain
 from implicitbias.theory import params
 
-__all__ = ["parse_list", "output_folder", "check_free_space", "deprecated", "emit", "plain"]
+__all__ = ["parse_list", "output_folder", "check_free_space", "deprecated", "emit"]
 
 REMOVED_IN = "0.3"  # the release that drops the deprecated spellings
 
@@ -51,22 +51,6 @@ def deprecated(parser: argparse.ArgumentParser, old: str, new: str) -> None:
     action = next(a for a in parser._actions if new in a.option_strings)
     parser.add_argument(old, action=_Deprecated, new=new, dest=action.dest, type=action.type, choices=action.choices,
                         default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-
-
-def plain(obj):
-    """``obj`` as strict JSON values: numpy scalars and arrays as numbers and lists, NaN and
-    infinities as null, paths and other objects as their text."""
-    if isinstance(obj, Mapping):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if hasattr(obj, "tolist"):  # numpy
-        return plain(obj.tolist())
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    return str(obj)
 
 
 def emit(as_json: bool, rows: Sequence[Mapping] | None, *, formats: Mapping[str, str] | None = None,

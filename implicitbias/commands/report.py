@@ -26,6 +26,11 @@ def register(sub) -> None:
         default=None,
         help="comma-separated section names: " + ", ".join(_sections()),
     )
+    p.add_argument("--data", default="embed", choices=("embed", "absolute", "relative"),  # report.DATA_LINKS (tested)
+                   help="how report.html reaches its data files (CSV, npz): embedded (the page travels alone), "
+                   "absolute file: links, or relative links (the folder travels whole)")
+    p.add_argument("--provenance", action="store_true",
+                   help="name the host and the store's absolute path in the report's header")
     p.set_defaults(func=run, default_executor="process")
 
 
@@ -42,7 +47,8 @@ def run(args) -> int:
     check_executor(args.executor, args.workers)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         built = build_report(
-            args.out, store, tier=args.tier, only=only, executor=executor, progress=args.progress
+            args.out, store, tier=args.tier, only=only, executor=executor, progress=args.progress, data=args.data,
+            provenance=args.provenance,
         )
     if args.json:
         from dataclasses import asdict

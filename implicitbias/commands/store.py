@@ -92,7 +92,7 @@ def _show(args, store) -> None:
     import datetime
     import json
 
-    from implicitbias.commands import plain
+    from implicitbias.plain import plain
 
     record = store.record_of(args.key)
     if args.json:

@@ -73,5 +73,5 @@ def _only(args, store, out: Path):
     for slug in slugs:
         with report._naming(f"claim {slug}"):  # the report's one-line naming of a crashed claim
             results = evaluate(known[slug], ctx)
-        rows += [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results]
+        rows += [Row.of(r) for r in results]
     return Report(out / "report.md", rows)
