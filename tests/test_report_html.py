@@ -107,6 +107,9 @@ window.addEventListener('load', () => {
     images: [...document.images].map(i => [i.complete, i.naturalWidth, i.naturalHeight]),
     badges: [...document.querySelectorAll('.verdict')].map(b => [b.innerText, getComputedStyle(b).backgroundColor]),
     links: [...document.querySelectorAll('nav.contents a')].map(a => !!document.getElementById(a.hash.slice(1))),
+    headings: [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(h => +h.tagName[1]),
+    viewport: (document.querySelector('meta[name=viewport]') || {}).content || null,
+    figure_data: [...document.querySelectorAll('a.figure-data')].map(a => a.href.slice(0, 21)),
   };
   const out = document.createElement('pre');
   out.id = 'probe';
@@ -126,7 +129,8 @@ def _chromium() -> str | None:
 def test_report_in_a_real_browser(page, tmp_path):
     """Headless Chromium renders report.html: no raw $$ in the rendered text outside code spans,
     every formula is a MathML element with a size, every image decodes, every
-    badge keeps its word and has a colour, every contents link has its target."""
+    badge keeps its word and has a colour, every contents link has its target, headings skip no
+    level, the page has a viewport and links each figure's numbers embedded."""
     html = page.read_text()
     probed = tmp_path / "probed.html"
     probed.write_text(html.replace("</body>", PROBE + "</body>"))
@@ -158,6 +162,10 @@ def test_report_in_a_real_browser(page, tmp_path):
     assert {"agrees", "disagrees", "not run"} <= set(words)
     assert len({colour for _, colour in probe.badges}) >= 3  # each verdict its own colour
     assert probe.links and all(probe.links)
+    # a screen reader's outline: no heading level skipped; a phone's width; each figure's numbers in the page
+    assert all(b <= a + 1 for a, b in zip(probe.headings, probe.headings[1:])) and 3 in probe.headings
+    assert probe.viewport == "width=device-width, initial-scale=1"
+    assert probe.figure_data == ["data:text/csv;base64,"] * 3
 
 
 # -- a report that travels: CommonMark figures, heading order, viewport, no host, data links ----
