@@ -525,3 +525,33 @@ def test_fuzz_damaged_store_records_are_one_line_or_recomputed(tmp_path, swept_s
         assert status == 2 and len(lines) == 1 and "damaged" in lines[0], err
     else:  # the runs of a spec are read by key: the damaged one counts as not done, to be recomputed
         assert status == 0 and not lines, err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("flags, terminal, shown", [([], False, False), ([], True, True), (["--progress"], False, True),
+                                                    (["--no-progress"], True, False)])
+def test_progress_bars_only_on_a_terminal_unless_asked(monkeypatch, flags, terminal, shown):
+    from implicitbias import cli
+
+    monkeypatch.setattr(sys, "stderr", _Terminal() if terminal else io.StringIO())
+    args = build_parser(["clocks"]).parse_args(["clocks", *flags])
+    cli._resolve(args)
+    assert args.progress is shown
+
+
+@pytest.mark.parametrize("argv, executor", [(["clocks"], "inline"), (["phase"], "process"), (["report"], "process"),
+                                            (["phase", "--executor", "inline"], "inline"),
+                                            (["--executor", "dask", "report"], "dask")])
+def test_each_command_says_and_uses_its_default_executor(argv, executor):
+    from implicitbias import cli
+
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    cli._resolve(args)
+    assert args.executor == executor
+    if len(argv) == 1:
+        assert f"(default: {executor})" in " ".join(LEAVES[(argv[0],)].format_help().split())
