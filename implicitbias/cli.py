@@ -80,7 +80,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, top: bool, executor: 
     group.add_argument("--workers", type=int, metavar="N", default=default(None),
                        help="workers of a process, dask or slurm executor (default: one per GPU, else per CPU)")
     group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=default(None),
-                       help="progress bars on stderr (default: only when stderr is a terminal)")
+                       help="progress bars on stderr (default: only when stderr is a terminal and not --json)")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print the results as one JSON document instead of Markdown (default: off)")
 
@@ -157,7 +157,8 @@ def name_flags(text: str, flags: dict[str, tuple[str, ...]], argv: list[str]) ->
 
 def _resolve(args: argparse.Namespace) -> None:
     """The global options' values that depend on the command or the terminal, checked: the
-    command's default executor, and progress bars only on a terminal unless asked."""
+    command's default executor, and progress bars only on a terminal (and not with --json) unless
+    asked; the one place where progress is decided (``Store.map`` shows tqdm bars when told)."""
     from implicitbias.executors import check_executor
 
     if args.store is not None and not args.store.strip():
@@ -165,8 +166,8 @@ def _resolve(args: argparse.Namespace) -> None:
     if args.executor is None:
         args.executor = getattr(args, "default_executor", None) or "inline"
     check_executor(args.executor, args.workers)
-    if args.progress is None:
-        args.progress = sys.stderr.isatty()
+    if args.progress is None:  # JSON is read by programs: no progress lines unless asked
+        args.progress = sys.stderr.isatty() and not args.json
     for line in getattr(args, "deprecated", ()):
         print(f"implicitbias: warning: {line}", file=sys.stderr)
 

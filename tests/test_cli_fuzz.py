@@ -533,7 +533,8 @@ class _Terminal(io.StringIO):
 
 
 @pytest.mark.parametrize("flags, terminal, shown", [([], False, False), ([], True, True), (["--progress"], False, True),
-                                                    (["--no-progress"], True, False)])
+                                                    (["--no-progress"], True, False), (["--json"], True, False),
+                                                    (["--json", "--progress"], False, True)])
 def test_progress_bars_only_on_a_terminal_unless_asked(monkeypatch, flags, terminal, shown):
     from implicitbias import cli
 
