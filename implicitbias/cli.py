@@ -105,7 +105,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def _add_globals_below(parser: argparse.ArgumentParser) -> None:
     """Global options (suppressed defaults) on a command's parser and on every parser under it, and
-    the map from parameter names to the flags that set them (``flags_of``) as the parser's default."""
+    the map from parameter names to the flags that set them (``_flags``) as the parser's default."""
     add_global_options(parser, top=False, executor=parser.get_default("default_executor") or "inline")
     parser.set_defaults(parameter_flags=_flags(parser))
     for action in parser._actions:
