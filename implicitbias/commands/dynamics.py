@@ -27,7 +27,7 @@ MAX_DYNAMICS_K = 512
 
 def register(sub) -> None:
     p = sub.add_parser("dynamics", help="singular-value dynamics of the deep UFM (trajectories, basin map)")
-    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    what = p.add_subparsers(dest="what", required=True)
     common = {
         "--K": dict(type=int, default=8, help=f"number of classes, a power of two <= {MAX_DYNAMICS_K}"),
         "--L": dict(default="1,2,4", help="depths (weight matrices), comma-separated"),
@@ -38,6 +38,7 @@ def register(sub) -> None:
     }
     t = what.add_parser("trajectory", help="singular values, effective rank, KL and margin against time")
     b = what.add_parser("basin", help="basin-of-attraction map of NC over (init scale, perturbation)")
+    what.metavar = "{" + ",".join(what.choices) + "}"  # a missing WHAT is an error that lists them
     for q in (t, b):
         for flag, kw in common.items():
             q.add_argument(flag, **kw)
@@ -48,7 +49,7 @@ def register(sub) -> None:
     b.add_argument("--scales", default="1e-3,1e-2,1e-1,1", help="initial singular value scales, comma-separated")
     b.add_argument("--perturbations", dest="eps", default="0.1,0.3,0.6",
                    help="perturbation sizes eps, comma-separated")
-    b.add_argument("--starts", dest="seeds", type=int, default=4, help="perturbed starts per cell (seeds 0, 1, ...)")
+    b.add_argument("--starts", dest="seeds", type=int, default=4, metavar="N", help="perturbed starts per cell (seeds 0, 1, ...)")
     deprecated(t, "--eps", "--perturbation")
     deprecated(b, "--eps", "--perturbations")
     deprecated(b, "--seeds", "--starts")

@@ -17,7 +17,7 @@ def register(sub) -> None:
     p = sub.add_parser("store", help="inspect the results store: ls, show, export, prune, path",
                        description="Look into the SQLite results store (--store, default $IMPLICITBIAS_STORE or "
                        "~/.cache/implicitbias/store.sqlite).")
-    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    what = p.add_subparsers(dest="what", required=True)
     ls = what.add_parser("ls", help="records per kind and status: counts, fingerprints, size, age")
     ls.add_argument("--kind", default=None, help="only this kind (default: every kind)")
     ls.add_argument("--records", action="store_true", help="one row per record instead of per kind and status")
@@ -35,6 +35,7 @@ def register(sub) -> None:
     prune.add_argument("--kind", default=None, help="only this kind (default: every kind)")
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     what.add_parser("path", help="print the path of the store")
+    what.metavar = "{" + ",".join(what.choices) + "}"  # a missing WHAT is an error that lists them
     p.set_defaults(func=run)
 
 
