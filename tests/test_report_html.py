@@ -4,6 +4,7 @@ and the same page opened in a real browser (headless Chromium, where installed).
 
 import base64
 import io
+import itertools
 import json
 import re
 import shutil
@@ -163,7 +164,7 @@ def test_report_in_a_real_browser(page, tmp_path):
     assert len({colour for _, colour in probe.badges}) >= 3  # each verdict its own colour
     assert probe.links and all(probe.links)
     # a screen reader's outline: no heading level skipped; a phone's width; each figure's numbers in the page
-    assert all(b <= a + 1 for a, b in zip(probe.headings, probe.headings[1:])) and 3 in probe.headings
+    assert all(b <= a + 1 for a, b in itertools.pairwise(probe.headings)) and 3 in probe.headings
     assert probe.viewport == "width=device-width, initial-scale=1"
     assert probe.figure_data == ["data:text/csv;base64,"] * 3
 
@@ -172,13 +173,18 @@ def test_report_in_a_real_browser(page, tmp_path):
 def _travelling(monkeypatch, store, tmp_path, **kw):
     """A report of two fake claims whose sections (and so figure names) have spaces, one section
     linking a data file, built with ``kw`` (``data``, ``provenance``)."""
+
     def exhibit(ctx):
         path = ctx.path("exhibit data.csv")
         path.write_text("a,b\n1,2\n")
         return f"### Exhibit\n\nFiles: [the exhibit's data]({ctx.link(path)}).\n"
 
-    install(monkeypatch, fake_claim("toy horizons", "agrees"), fake_claim("c2 spread", "disagrees", claim_id="T1"),
-            exhibits={"toy horizons": exhibit})
+    install(
+        monkeypatch,
+        fake_claim("toy horizons", "agrees"),
+        fake_claim("c2 spread", "disagrees", claim_id="T1"),
+        exhibits={"toy horizons": exhibit},
+    )
     return report_mod.build_report(tmp_path / "out", store, progress=False, **kw)
 
 
@@ -205,8 +211,8 @@ def _headings(html: str) -> list[int]:
 def test_headings_never_skip_a_level_and_the_page_has_a_viewport(monkeypatch, store, tmp_path):
     html = _travelling(monkeypatch, store, tmp_path).path.with_suffix(".html").read_text()
     levels = _headings(html)
-    assert levels[0] == 1 and 3 in levels and all(b <= a + 1 for a, b in zip(levels, levels[1:])), levels
-    assert '<meta name=\'viewport\' content=\'width=device-width, initial-scale=1\'>' in html
+    assert levels[0] == 1 and 3 in levels and all(b <= a + 1 for a, b in itertools.pairwise(levels)), levels
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
 
 
 @pytest.mark.parametrize("provenance", [False, True])
