@@ -133,7 +133,12 @@ class StoreInspection:
                          "config": _scalars(_json(config)), "record": _scalars(_json(record))})
         frame = pd.json_normalize(rows) if rows else pd.DataFrame(columns=["run", "kind", "status", "code", "finished"])
         frame["finished"] = pd.to_datetime(frame["finished"], unit="s", utc=True)
-        return frame.convert_dtypes()  # integers stay integers where other kinds leave gaps
+        frame = frame.convert_dtypes()  # integers stay integers where other kinds leave gaps
+        for column in frame.select_dtypes("object").columns:  # one config key, values of several types
+            values = frame[column]
+            if len({type(v) for v in values.dropna()}) > 1:  # e.g. L = 2 and L = "inf": text, as Parquet needs
+                frame[column] = values.map(lambda v: None if pd.isna(v) else str(v)).astype("string")
+        return frame
 
     def history_frame(self, kind: str | None = None):
         """The per-epoch histories of ``kind``'s records (every kind when None) in long format:

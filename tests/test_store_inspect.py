@@ -129,12 +129,16 @@ def test_prune_dry_run_failed_and_old_code(filled):
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_writes_the_tables(filled, tmp_path, fmt):
+    filled.put("cell", {"K": 4, "L": "inf"}, {"value": 3.0}, code=CODE)  # a key of mixed types (the phase's depths)
+    filled.put("cell", {"K": 4, "L": 2}, {"value": 4.0, "nested": {"a": 1}}, code=CODE)
     paths = filled.export(tmp_path / "x", fmt)
-    read = pd.read_csv if fmt == "csv" else pd.read_parquet
+    read = (lambda p: pd.read_csv(p, dtype={"config.L": str})) if fmt == "csv" else pd.read_parquet
     history = read(paths["history"])
     assert len(history) == len(filled.history_frame())
     assert history["value"].sum() == pytest.approx(filled.history_frame()["value"].sum())
-    assert len(read(paths["runs"])) == len(filled.records_frame())
+    runs = read(paths["runs"])
+    assert len(runs) == len(filled.records_frame())
+    assert sorted(runs["config.L"].dropna().astype(str)) == ["2", "inf"]  # the others have no L: missing, not "nan"
 
 
 def test_parquet_without_pyarrow_is_one_clear_error(filled, tmp_path, monkeypatch):
