@@ -61,7 +61,8 @@ def run(args) -> int:
     if out is not None and rows:
         files["csv"] = write_csv(out / "headrank.csv", {k: [r[k] for r in rows] for k in rows[0]})
         files["md"] = out / "headrank.md"
-        files["md"].write_text(markdown_table(list(rows[0]), [list(r.values()) for r in rows]) + "\n")
+        files["md"].write_text(markdown_table(list(rows[0]), [["" if v is None else v for v in r.values()] for r in rows])
+                               + "\n")
     formats = dict.fromkeys(("rank_mean", "rank_std", "test_acc_mean", "train_acc_min", "nc1_mean"), ".3f")
     emit(args.json, rows, formats=formats, lines=[str(p) for p in files.values()], **({"files": files} if files else {}))
     return 0
