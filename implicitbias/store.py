@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from implicitbias.fingerprint import code_fingerprint
+from implicitbias.store_inspect import StoreInspection
 from implicitbias.theory.params import ParameterError
 
 __all__ = ["Store", "StoreError", "CellError", "Interrupted", "config_key", "default_store_path", "canonical_json",
@@ -207,10 +208,11 @@ def check_creatable(path: Path) -> None:
         raise StoreError(f"store {path} cannot be created: folder {parent} is read-only; pass --store a writable path")
 
 
-class Store:
+class Store(StoreInspection):
     """An SQLite results store.  ``Store()`` opens the embedded default location.
 
     ``lease_seconds``: how long a lease lives without a heartbeat (see the module docstring).
+    Inspection (summary, records, histories as DataFrames, export, prune): ``StoreInspection``.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, lease_seconds: float = 60.0):

@@ -64,3 +64,41 @@ def test_verify_json_prints_the_same_records(monkeypatch, capsys, tmp_path):
     assert printed[0]["claim"] == row["claim"] == "S1"
     assert printed[0]["estimate"] == float(row["estimate"]) and printed[0]["n_seeds"] == int(row["n_seeds"])
     assert printed[0]["p_disagrees_if_true"] == 0.012 and set(printed[0]) == set(claims_table.COLUMNS)
+
+
+def test_rows_carry_slug_paper_text_and_the_verdicts_numbers(monkeypatch, capsys, store, tmp_path):
+    """claims.csv and verify --json join with ``ib.check``/``verify --only`` (slug) and carry the
+    statement, what was measured, the reason, and a theorem check's numbers (a JSON object)."""
+    from implicitbias.claims import slug
+
+    class Gap(Claim):
+        id, statement, source, order, verify = "Theorem 9.9", "the gap closes", "nowhere", 1, True
+        section, configs = "fake", {"default": None}
+
+        def measure(self, ctx, config):
+            return Evidence("none", {})
+
+        def judge(self, evidence):
+            return Verdict("agrees", "the gap is below the tolerance", "gap 3e-09",
+                           {"gap": 3e-09, "tolerance": 1e-06, "K": [4, 8], "nan": math.nan})
+
+    fake_claims.install(monkeypatch, Gap())
+    build_report(tmp_path / "out", store, progress=False)
+    with (tmp_path / "out" / "claims.csv").open() as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["slug"], row["statement"], row["measured"], row["reason"]) == (
+        slug("Theorem 9.9"), "the gap closes", "gap 3e-09", "the gap is below the tolerance")
+    assert row["slug"] == "theorem-9.9" and row["paper"] == "test_claims_table"  # a claim outside depth/forgetting
+    assert json.loads(row["numbers"]) == {"gap": 3e-09, "tolerance": 1e-06, "K": [4, 8], "nan": None}
+    assert main(["verify", "--json", "--out", str(tmp_path / "again")]) == 0
+    (printed,) = json.loads(capsys.readouterr().out)
+    assert {k: printed[k] for k in ("slug", "paper", "statement", "measured", "reason")} == {
+        k: row[k] for k in ("slug", "paper", "statement", "measured", "reason")}
+
+
+def test_every_packaged_claim_names_its_paper():
+    from implicitbias.claims import registry
+
+    papers = {c.id: c.paper for c in registry().values()}
+    assert set(papers.values()) == {"A", "B"}
+    assert papers["Theorem 3.1"] == "A" and papers["C1"] == "B"

@@ -123,7 +123,7 @@ OUT_COMMANDS = [
     ["analyse"],
     ["dynamics", "trajectory", "--K", "2", "--L", "1"],
     ["dynamics", "basin", "--K", "2", "--L", "1"],
-    ["phase", "--kmax", "2", "--lmax", "1", "--executor", "inline"],
+    ["phase", "--K-max", "2", "--L-max", "1", "--executor", "inline"],
     ["report", "--executor", "inline"],
     ["verify"],
 ]

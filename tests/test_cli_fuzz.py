@@ -54,6 +54,7 @@ def _leaf_parsers() -> dict[tuple[str, ...], argparse.ArgumentParser]:
 
 
 LEAVES = _leaf_parsers()
+COMMANDS = {leaf[0] for leaf in LEAVES}
 
 # a cheap base command line per command: what the fuzzed options replace or add to
 BASE = {
@@ -61,16 +62,21 @@ BASE = {
     ("predict",): ["--epochs", "3", "--n-train", "100", "--batch-size", "16"],
     ("flows",): ["--order", "0"],
     ("dynamics", "trajectory"): ["--K", "2", "--L", "1", "--t-end", "10", "--margin", "2"],
-    ("dynamics", "basin"): ["--K", "2", "--L", "1", "--scales", "1", "--eps", "0.1", "--seeds", "1", "--t-end", "10",
-                            "--margin", "2", "--executor", "inline"],
-    ("phase",): ["--kmin", "2", "--kmax", "2", "--lmax", "1", "--executor", "inline", "--no-progress"],
+    ("dynamics", "basin"): ["--K", "2", "--L", "1", "--scales", "1", "--perturbations", "0.1", "--starts", "1",
+                            "--t-end", "10", "--margin", "2", "--executor", "inline"],
+    ("phase",): ["--K-min", "2", "--K-max", "2", "--L-max", "1", "--executor", "inline", "--no-progress"],
     ("sweep",): ["SPEC", "--dry-run", "--no-progress"],
     ("analyse",): [],
     ("report",): ["--executor", "inline", "--no-progress"],
     ("verify",): ["--no-progress"],
-    ("headrank",): ["--dataset", "synthetic", "--epochs", "1", "--depths", "1", "--widths", "4", "--seeds", "0",
+    ("headrank",): ["--dataset", "synthetic", "--epochs", "1", "--L", "1", "--widths", "4", "--seeds", "0",
                     "--train-size", "64", "--val-size", "16", "--test-size", "16", "--batch-size", "32",
                     "--width", "0.0625", "--no-progress"],
+    ("store", "ls"): [],
+    ("store", "show"): ["0000"],
+    ("store", "export"): [],
+    ("store", "prune"): ["--failed", "--dry-run"],
+    ("store", "path"): [],
 }
 SLOW_COMMANDS = {("headrank",)}  # a training run per valid example
 
@@ -111,8 +117,9 @@ def places(tmp_path_factory):
 
 
 def _options(parser):
-    return [a for a in parser._actions if a.option_strings and not isinstance(a, (argparse._HelpAction,
-                                                                                  argparse._VersionAction))]
+    """The options of a command, its global options included; not the hidden deprecated spellings."""
+    return [a for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS
+            and not isinstance(a, (argparse._HelpAction, argparse._VersionAction))]
 
 
 def _is_list(action) -> bool:
@@ -169,7 +176,9 @@ def command_lines(draw, leaf, places, slow):
         nonsense |= _nonsense(action, value)
         argv += [f"{flag}={value}"]
     store = draw(st.sampled_from(places["stores"][:1] * 4 + places["stores"]))
-    return ["--store", store, *leaf, *argv], nonsense
+    if draw(st.booleans()):  # a global option goes before or after the command
+        return ["--store", store, *leaf, *argv], nonsense
+    return [*leaf, *argv, "--store", store], nonsense
 
 
 def _stub_report(monkeypatch):
@@ -183,9 +192,9 @@ def _stub_report(monkeypatch):
     monkeypatch.setattr(report, "build_report", build_report)
 
 
-def _run(argv, seconds):
-    """``main(argv)`` with stdout/stderr captured and an alarm against hangs."""
-    err, out = io.StringIO(), io.StringIO()
+def _run(argv, seconds, out=None):
+    """``main(argv)`` with stdout (into ``out`` when given) and stderr captured and an alarm against hangs."""
+    err, out = io.StringIO(), io.StringIO() if out is None else out
 
     def alarm(*_):
         raise Hang(f"{argv} ran past {seconds} s")
@@ -216,7 +225,7 @@ def _tally():
 
 def _check(argv, nonsense, seconds=60):
     status, err = _run(argv, seconds)
-    key = f"{argv[2]}: exit {status}" + (" (nonsense)" if nonsense else "")
+    key = f"{next(a for a in argv if a in COMMANDS)}: exit {status}" + (" (nonsense)" if nonsense else "")
     OUTCOMES[key] = OUTCOMES.get(key, 0) + 1
     assert status in (0, 2), f"{argv}: exit {status}\n{err[-2000:]}"
     assert "Traceback" not in err, f"{argv}: traceback\n{err[-2000:]}"
@@ -231,7 +240,9 @@ def _check(argv, nonsense, seconds=60):
 
 
 EXAMPLES = {("clocks",): 40, ("predict",): 30, ("flows",): 25, ("dynamics", "trajectory"): 20, ("dynamics", "basin"): 20,
-            ("phase",): 12, ("sweep",): 25, ("analyse",): 15, ("report",): 25, ("verify",): 15, ("headrank",): 15}
+            ("phase",): 12, ("sweep",): 25, ("analyse",): 15, ("report",): 25, ("verify",): 15, ("headrank",): 15,
+            ("store", "ls"): 15, ("store", "show"): 15, ("store", "export"): 15, ("store", "prune"): 15,
+            ("store", "path"): 10}
 
 
 def _fuzz(leaf, places, monkeypatch, examples, slow):
@@ -261,6 +272,123 @@ def test_fuzz_command_line_slow(leaf, places, monkeypatch):
 
 def test_every_command_is_fuzzed():
     assert set(LEAVES) == set(BASE), "a new command needs a cheap base command line in BASE"
+
+
+# -- one dialect: global options anywhere, errors naming flags, --json everywhere ------------------
+GLOBAL_VALUES = {"--store": ["s.sqlite", "a b/s.sqlite"], "--executor": ["inline", "process", "dask"],
+                 "--workers": ["1", "3"], "--progress": [], "--no-progress": [], "--json": []}
+
+
+def _base(leaf, places):
+    return [str(places["root"] / "spec.toml") if a == "SPEC" else a for a in BASE[leaf]]
+
+
+@settings(max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(leaf=st.sampled_from(sorted(BASE)), data=st.data())
+def test_global_options_before_and_after_the_command_parse_the_same(places, leaf, data):
+    base = _base(leaf, places)
+    typed = {a.split("=")[0].replace("--no-", "--") for a in base}  # the last of a repeated option wins: not repeated
+    free = [f for f in sorted(GLOBAL_VALUES) if f.replace("--no-", "--") not in typed]
+    chosen = data.draw(st.lists(st.sampled_from(free), unique=True, min_size=1, max_size=4))
+    options = [x for flag in chosen for x in [flag, *([data.draw(st.sampled_from(GLOBAL_VALUES[flag]))]
+                                                      if GLOBAL_VALUES[flag] else [])]]
+    command = [*leaf, *base]
+    before, after = [*options, *command], [*command, *options]
+    assert vars(build_parser(before).parse_args(before)) == vars(build_parser(after).parse_args(after))
+
+
+def test_every_command_has_the_global_options_and_every_option_help_with_its_default():
+    for leaf, parser in LEAVES.items():
+        flags = {s for a in _options(parser) for s in a.option_strings}
+        assert set(GLOBAL_VALUES) <= flags, leaf
+        text = parser.format_help()
+        for action in _options(parser):
+            assert action.help, f"{' '.join(leaf)} {action.option_strings[0]} has no help"
+            if action.nargs != 0:  # a switch's default is off
+                assert "default" in parser._get_formatter()._expand_help(action), (leaf, action.option_strings)
+        assert "global options" in text
+
+
+def test_a_bare_command_line_lists_the_commands(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert all(f"    {leaf[0]} " in out for leaf in LEAVES), out
+
+
+VALID_BASE = {("clocks",): ["--batch-size", "16"]}  # what BASE needs to be a command line that succeeds
+
+
+@st.composite
+def nonsense_numbers(draw):
+    leaf = draw(st.sampled_from([leaf for leaf in sorted(BASE) if leaf not in SLOW_COMMANDS]))
+    numeric = [a for a in _options(LEAVES[leaf]) if a.type in (int, float)]
+    if not numeric:
+        return None
+    return leaf, draw(st.sampled_from(numeric)), draw(st.sampled_from(["-1", "nan", "-inf", "x", "", "1,2"]))
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=nonsense_numbers())
+def test_errors_name_the_flag_typed(places, monkeypatch, case):
+    """A nonsense number in any numeric option is one line that names the flag as typed (``--batch-size``,
+    never the parameter ``batch_size``)."""
+    if case is None:
+        return
+    leaf, action, value = case
+    monkeypatch.chdir(places["root"])
+    _stub_report(monkeypatch)
+    flag = action.option_strings[0]
+    base = _base(leaf, places) + VALID_BASE.get(leaf, [])
+    if flag in base:  # the base's own value is replaced
+        i = base.index(flag)
+        del base[i:i + 2]
+    status, err = _run(["--store", str(places["root"] / "store.sqlite"), *leaf, *base, f"{flag}={value}"], 60)
+    assert status == 2 and flag in err and "internal error" not in err, err
+
+
+def test_deprecated_spellings_still_work_with_a_notice(capsys):
+    """The old spellings set the same parameter as the new ones for one release, with a notice."""
+    old = ["phase", "--kmin", "3", "--kmax", "5", "--lmax", "2", "--depths", "1.5"]
+    new = ["phase", "--K-min", "3", "--K-max", "5", "--L-max", "2", "--L-extra", "1.5"]
+    parsed_old, parsed_new = vars(build_parser(old).parse_args(old)), vars(build_parser(new).parse_args(new))
+    assert parsed_old.pop("deprecated") and parsed_old == parsed_new
+    assert main(["flows", "--order", "0"]) == 0
+    old = ["dynamics", "basin", "--eps", "0.1,0.2", "--seeds", "3"]
+    args = build_parser(old).parse_args(old)
+    assert (args.eps, args.seeds, len(args.deprecated)) == ("0.1,0.2", 3, 2)
+    assert main(["dynamics", "basin", "--seeds", "0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "--seeds is deprecated, use --starts" in err[0] and "--seeds must be" in err[1], err
+
+
+@pytest.fixture()
+def json_store(tmp_path, swept_store):
+    path = tmp_path / "store.sqlite"
+    shutil.copy(swept_store, path)
+    return path
+
+
+@pytest.mark.parametrize("leaf", [leaf for leaf in BASE if leaf not in SLOW_COMMANDS], ids=" ".join)
+def test_json_output_is_one_json_document(leaf, places, json_store, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _stub_report(monkeypatch)
+    base = _base(leaf, places) + VALID_BASE.get(leaf, [])
+    if leaf == ("store", "show"):
+        from implicitbias.store import Store
+
+        with Store(json_store) as store:
+            base = [store.records_frame()["key"][0][:8]]
+    status, out, err = _run_out(["--store", str(json_store), *leaf, *base, "--json"], 120)
+    assert status == 0, err
+    document = json.loads(out)
+    assert isinstance(document, (list, dict))
+
+
+def _run_out(argv, seconds):
+    """``_run`` with the standard output too."""
+    out = io.StringIO()
+    status, err = _run(argv, seconds, out)
+    return status, out.getvalue(), err
 
 
 @pytest.mark.parametrize(
@@ -341,7 +469,7 @@ def test_fuzz_malformed_law_files_are_refused_in_one_line(tmp_path, law, optimiz
                         "--law", str(path)], 60)
     assert status == 2, f"{json.dumps(law)[:300]}: accepted"
     lines = [line for line in err.split("\n") if line.strip()]
-    assert len(lines) == 1 and " error: law " in lines[0] and "internal error" not in lines[0], err
+    assert len(lines) == 1 and " error: --law " in lines[0] and "internal error" not in lines[0], err
 
 
 def test_a_sound_law_file_predicts_finite_bands(tmp_path, capsys):
@@ -397,3 +525,34 @@ def test_fuzz_damaged_store_records_are_one_line_or_recomputed(tmp_path, swept_s
         assert status == 2 and len(lines) == 1 and "damaged" in lines[0], err
     else:  # the runs of a spec are read by key: the damaged one counts as not done, to be recomputed
         assert status == 0 and not lines, err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("flags, terminal, shown", [([], False, False), ([], True, True), (["--progress"], False, True),
+                                                    (["--no-progress"], True, False), (["--json"], True, False),
+                                                    (["--json", "--progress"], False, True)])
+def test_progress_bars_only_on_a_terminal_unless_asked(monkeypatch, flags, terminal, shown):
+    from implicitbias import cli
+
+    monkeypatch.setattr(sys, "stderr", _Terminal() if terminal else io.StringIO())
+    args = build_parser(["clocks"]).parse_args(["clocks", *flags])
+    cli._resolve(args)
+    assert args.progress is shown
+
+
+@pytest.mark.parametrize("argv, executor", [(["clocks"], "inline"), (["phase"], "process"), (["report"], "process"),
+                                            (["phase", "--executor", "inline"], "inline"),
+                                            (["--executor", "dask", "report"], "dask")])
+def test_each_command_says_and_uses_its_default_executor(argv, executor):
+    from implicitbias import cli
+
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    cli._resolve(args)
+    assert args.executor == executor
+    if len(argv) == 1:
+        assert f"(default: {executor})" in " ".join(LEAVES[(argv[0],)].format_help().split())

@@ -37,12 +37,12 @@ def test_flows_prints_the_derived_heavy_ball_flow(capsys):
 @pytest.mark.parametrize(
     "args, name",
     [
-        (["clocks", "--lr", "-1"], "lr"),
-        (["clocks", "--batch-size", "100", "--n-train", "50"], "batch_size"),
-        (["clocks", "--optimizer", "adamx"], "optimizer"),
-        (["clocks", "--schedule", "linear"], "schedule"),
-        (["flows", "--optimizer", "adamx"], "optimizer"),
-        (["flows", "--order", "7"], "order"),
+        (["clocks", "--lr", "-1"], "--lr"),
+        (["clocks", "--batch-size", "100", "--n-train", "50"], "--batch-size"),
+        (["clocks", "--optimizer", "adamx"], "--optimizer"),
+        (["clocks", "--schedule", "linear"], "--schedule"),
+        (["flows", "--optimizer", "adamx"], "--optimizer"),
+        (["flows", "--order", "7"], "--order"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, name, capsys):

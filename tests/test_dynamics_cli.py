@@ -49,7 +49,7 @@ def test_trajectory_writes_figure_and_csv_and_is_cached(tmp_path, capsys):
 
 def test_basin_map(tmp_path):
     args = ["--store", str(tmp_path / "s.sqlite"), "dynamics", "basin", "--K", "4", "--L", "1,2", "--scales", "0.01,1"]
-    assert main([*args, "--eps", "0.3", "--seeds", "2", "--out", str(tmp_path)]) == 0
+    assert main([*args, "--perturbations", "0.3", "--starts", "2", "--out", str(tmp_path)]) == 0
     rows = read_csv(tmp_path / "dynamics_basin.csv")
     assert len(rows) == 4
     assert all(float(r["fraction_at_nc"]) == 1.0 for r in rows if r["L"] == "1")
@@ -58,11 +58,11 @@ def test_basin_map(tmp_path):
 @pytest.mark.parametrize(
     "extra, name",
     [
-        (["trajectory", "--K", "6"], "K must be a power of two"),
-        (["trajectory", "--L", "0,2"], "L must be"),
-        (["trajectory", "--L", "1,x"], "L must be a comma-separated"),
-        (["trajectory", "--scale", "nan"], "scale must be"),
-        (["basin", "--eps", "0.1,inf"], "eps must be"),
+        (["trajectory", "--K", "6"], "--K must be a power of two"),
+        (["trajectory", "--L", "0,2"], "--L must be"),
+        (["trajectory", "--L", "1,x"], "--L must be a comma-separated"),
+        (["trajectory", "--scale", "nan"], "--scale must be"),
+        (["basin", "--perturbations", "0.1,inf"], "--perturbations must be"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, name):

@@ -82,7 +82,7 @@ def test_bad_config_names_the_parameter(bad, name):
 
 
 def test_cli_bad_input_is_one_line(capsys):
-    assert main(["headrank", "--depths", "1,x"]) == 2
+    assert main(["headrank", "--L", "1,x"]) == 2
     assert main(["headrank", "--head-init", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("Traceback" not in e for e in err)
@@ -112,3 +112,22 @@ def test_lines_start_every_depth_line_at_the_depth_one_head():
     assert hr.depth_lines(rows) == {("he", 16): [(1, 9.0), (2, 7.0), (4, 5.0)], ("he", 64): [(1, 9.0), (2, 8.0), (4, 6.5)],
                                     ("small", 64): [(2, 4.0), (4, 3.0)]}
     assert hr.width_lines(rows) == {("he", 2): [(16, 7.0), (64, 8.0)], ("he", 4): [(16, 5.0), (64, 6.5)]}
+
+
+def test_cli_out_writes_the_table_that_json_prints(tmp_path, capsys):
+    """``headrank --out`` writes headrank.csv (and .md); ``--json`` prints the same rows."""
+    import csv
+    import json
+
+    argv = ["--store", str(tmp_path / "s.sqlite"), "headrank", "--dataset", "synthetic", "--epochs", "1", "--L", "1,2",
+            "--widths", "4", "--seeds", "0", "--train-size", "64", "--val-size", "16", "--test-size", "16",
+            "--batch-size", "32", "--width", "0.0625", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "hr")]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    with (tmp_path / "hr" / "headrank.csv").open() as fh:
+        written = list(csv.DictReader(fh))
+    assert [r["depth"] for r in printed] == [1, 2] and [int(r["depth"]) for r in written] == [1, 2]
+    assert [float(r["rank_mean"]) for r in written] == [r["rank_mean"] for r in printed]
+    assert (tmp_path / "hr" / "headrank.md").read_text().startswith("| head_init |")

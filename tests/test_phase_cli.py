@@ -24,7 +24,7 @@ from implicitbias.store import Store
 
 def test_phase_command_writes_the_atlas_and_reuses_the_store(tmp_path, capsys):
     db, out = tmp_path / "s.sqlite", tmp_path / "out"
-    args = ["--store", str(db), "phase", "--kmax", "6", "--lmax", "3", "--depths", "2.5",
+    args = ["--store", str(db), "phase", "--K-max", "6", "--L-max", "3", "--L-extra", "2.5",
             "--out", str(out), "--executor", "inline", "--no-progress"]
     assert main(args) == 0
     assert "L*(K)" in capsys.readouterr().out
@@ -58,14 +58,14 @@ def test_phase_command_writes_the_atlas_and_reuses_the_store(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, name",
     [
-        (["--kmax", "1"], "kmax"),
-        (["--lmax", "0"], "lmax"),
-        (["--depths", "nan"], "L"),
-        (["--depths", "0.5"], "L"),
-        (["--depths", "two"], "depths"),
-        (["--effort", "0"], "effort"),
-        (["--kmax", "256", "--lmax", "10000"], "grid"),
-        (["--kmin", "9", "--kmax", "5"], "kmin"),
+        (["--K-max", "1"], "--K-max"),
+        (["--L-max", "0"], "--L-max"),
+        (["--L-extra", "nan"], "L"),
+        (["--L-extra", "0.5"], "L"),
+        (["--L-extra", "two"], "--L-extra"),
+        (["--effort", "0"], "--effort"),
+        (["--K-max", "256", "--L-max", "10000"], "grid"),
+        (["--K-min", "9", "--K-max", "5"], "--K-min"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, name):
@@ -77,7 +77,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, name):
 
 def test_bad_input_from_a_shell_has_no_traceback(tmp_path):
     res = subprocess.run(
-        [sys.executable, "-m", "implicitbias", "--store", str(tmp_path / "s.sqlite"), "phase", "--kmax", "1"],
+        [sys.executable, "-m", "implicitbias", "--store", str(tmp_path / "s.sqlite"), "phase", "--K-max", "1"],
         capture_output=True, text=True, timeout=600, check=False,
     )
     assert res.returncode == 2

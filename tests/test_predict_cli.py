@@ -93,7 +93,7 @@ def test_law_file_errors_are_one_line(tmp_path, capsys):
     bad.write_text('{"families": 3}')
     for path in (bad, tmp_path / "missing.json"):
         status, out, err = _predict(capsys, "--law", str(path))
-        assert status == 2 and out == "" and err.count("\n") == 1 and "error: law " in err
+        assert status == 2 and out == "" and err.count("\n") == 1 and "error: --law " in err
 
 
 RECIPE = st.fixed_dictionaries({

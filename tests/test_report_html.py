@@ -4,6 +4,7 @@ and the same page opened in a real browser (headless Chromium, where installed).
 
 import base64
 import io
+import itertools
 import re
 import types
 
@@ -105,6 +106,9 @@ window.addEventListener('load', () => {
     images: [...document.images].map(i => [i.complete, i.naturalWidth, i.naturalHeight]),
     badges: [...document.querySelectorAll('.verdict')].map(b => [b.innerText, getComputedStyle(b).backgroundColor]),
     links: [...document.querySelectorAll('nav.contents a')].map(a => !!document.getElementById(a.hash.slice(1))),
+    headings: [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(h => +h.tagName[1]),
+    viewport: (document.querySelector('meta[name=viewport]') || {}).content || null,
+    figure_data: [...document.querySelectorAll('a.figure-data')].map(a => a.href.slice(0, 21)),
   };
   const out = document.createElement('pre');
   out.id = 'probe';
@@ -118,7 +122,8 @@ window.addEventListener('load', () => {
 def test_report_in_a_real_browser(page, tmp_path):
     """Headless Chromium renders report.html: no raw $$ in the rendered text outside code spans,
     every formula is a MathML element with a size, every image decodes, every
-    badge keeps its word and has a colour, every contents link has its target."""
+    badge keeps its word and has a colour, every contents link has its target, headings skip no
+    level, the page has a viewport and links each figure's numbers embedded."""
     probe = types.SimpleNamespace(
         **browser.probe(page.read_text(), PROBE, tmp_path / "probed.html", tmp_path / "profile")
     )
@@ -129,3 +134,94 @@ def test_report_in_a_real_browser(page, tmp_path):
     assert {"agrees", "disagrees", "not run"} <= set(words)
     assert len({colour for _, colour in probe.badges}) >= 3  # each verdict its own colour
     assert probe.links and all(probe.links)
+    # a screen reader's outline: no heading level skipped; a phone's width; each figure's numbers in the page
+    assert all(b <= a + 1 for a, b in itertools.pairwise(probe.headings)) and 3 in probe.headings
+    assert probe.viewport == "width=device-width, initial-scale=1"
+    assert probe.figure_data == ["data:text/csv;base64,"] * 3
+
+
+# -- a report that travels: CommonMark figures, heading order, viewport, no host, data links ----
+def _travelling(monkeypatch, store, tmp_path, **kw):
+    """A report of two fake claims whose sections (and so figure names) have spaces, one section
+    linking a data file, built with ``kw`` (``data``, ``provenance``)."""
+
+    def exhibit(ctx):
+        path = ctx.path("exhibit data.csv")
+        path.write_text("a,b\n1,2\n")
+        return f"### Exhibit\n\nFiles: [the exhibit's data]({ctx.link(path)}).\n"
+
+    install(
+        monkeypatch,
+        fake_claim("toy horizons", "agrees"),
+        fake_claim("c2 spread", "disagrees", claim_id="T1"),
+        exhibits={"toy horizons": exhibit},
+    )
+    return report_mod.build_report(tmp_path / "out", store, progress=False, **kw)
+
+
+def test_report_md_renders_every_figure_in_commonmark(monkeypatch, store, tmp_path):
+    """CommonMark (markdown-it-py, GitHub's dialect family) finds every figure of report.md: no
+    file name needs escaping, and every image and link the report makes resolves to its file."""
+    from markdown_it import MarkdownIt
+
+    built = _travelling(monkeypatch, store, tmp_path)
+    tokens = MarkdownIt("commonmark").enable("table").parse(built.path.read_text())
+    inline = [c for t in tokens if t.type == "inline" for c in t.children]
+    images = [c.attrGet("src") for c in inline if c.type == "image"]
+    links = [c.attrGet("href") for c in inline if c.type == "link_open" and not c.attrGet("href").startswith("#")]
+    figures = sorted((built.path.parent / "figures").glob("*.png"))
+    assert len(figures) == 2 and all(" " not in p.name for p in (built.path.parent / "figures").iterdir())
+    assert sorted(built.path.parent / src for src in images) == figures
+    assert links and all((built.path.parent / href).is_file() for href in links)
+
+
+def _headings(html: str) -> list[int]:
+    return [int(level) for level in re.findall(r"<h([1-6])[ >]", html)]
+
+
+def test_headings_never_skip_a_level_and_the_page_has_a_viewport(monkeypatch, store, tmp_path):
+    html = _travelling(monkeypatch, store, tmp_path).path.with_suffix(".html").read_text()
+    levels = _headings(html)
+    assert levels[0] == 1 and 3 in levels and all(b <= a + 1 for a, b in itertools.pairwise(levels)), levels
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+
+
+@pytest.mark.parametrize("provenance", [False, True])
+def test_header_names_host_and_store_path_only_when_asked(monkeypatch, store, tmp_path, provenance):
+    import platform
+
+    text = _travelling(monkeypatch, store, tmp_path, provenance=provenance).path.read_text()
+    header = text.split("## Claims")[0]
+    assert store.path.name in header
+    assert (str(store.path.resolve()) in header) == provenance
+    assert (f"on {platform.node()} " in header) == provenance
+
+
+@pytest.mark.parametrize("data", report_mod.DATA_LINKS)
+def test_data_files_are_embedded_or_linked_absolutely_or_relatively(monkeypatch, store, tmp_path, data):
+    """Every data file the page links (the exhibit's CSV, each figure's CSV) is reachable as the user
+    chose: decoded from the page itself, at its absolute file: URI, or beside the page."""
+    from urllib.parse import unquote, urlparse
+
+    built = _travelling(monkeypatch, store, tmp_path, data=data)
+    html = built.path.with_suffix(".html").read_text()
+    folder = built.path.parent
+    hrefs = [h for h in re.findall(r'href="([^"#][^"]*)"', html)]
+    figure_data = re.findall(r'<a class="figure-data" href="([^"]+)"', html)
+    assert len(figure_data) == 2 and len(hrefs) == 3, hrefs
+    for href in hrefs:
+        if data == "embed":
+            assert href.startswith("data:text/csv;base64,")
+            assert base64.b64decode(href.split(",", 1)[1]).startswith((b"a,b", b"x,y"))
+        elif data == "absolute":
+            assert href.startswith("file:///") and open(unquote(urlparse(href).path), "rb").read()
+        else:
+            assert not href.startswith(("data:", "file:", "/")) and (folder / href).is_file()
+
+
+def test_report_command_offers_the_writers_data_choices():
+    from implicitbias.cli import build_parser
+
+    parser = build_parser(["report"])
+    (action,) = [a for a in parser._subparsers._group_actions[0].choices["report"]._actions if a.dest == "data"]
+    assert tuple(action.choices) == report_mod.DATA_LINKS

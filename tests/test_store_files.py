@@ -115,7 +115,7 @@ def test_damaged_store_is_refused_and_left_untouched(tmp_path, damage):
 
 COMMANDS = {
     "analyse": ["analyse"],
-    "phase": ["phase", "--kmax", "2", "--lmax", "1", "--executor", "inline", "--no-progress"],
+    "phase": ["phase", "--K-max", "2", "--L-max", "1", "--executor", "inline", "--no-progress"],
     "dynamics": ["dynamics", "trajectory", "--K", "2", "--L", "1"],
     "sweep": ["sweep", "tiny", "--dry-run"],
     "report": ["report", "--only", "flows", "--executor", "inline", "--no-progress"],

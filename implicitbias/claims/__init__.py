@@ -68,6 +68,9 @@ VERDICTS = ("agrees", "disagrees", "inconclusive", "not run")
 TIERS = ("default", "gpu", "full")
 
 
+PAPERS = {"depth": "A", "forgetting": "B"}  # claims subpackage -> its spec: Spec A (depth), Spec B (forgetting)
+
+
 @dataclass(frozen=True)
 class Threshold:
     """A number a verdict compares against, with the one-line reason it has this value."""
@@ -158,12 +161,14 @@ class Context:
                               progress=self.progress, desc=desc or kind)
 
     def path(self, name: str) -> Path:
-        """Path of a figure or table file (``out/figures/name``; a temporary folder without ``out``)."""
+        """Path of a figure or table file (``out/figures/name``; a temporary folder without ``out``).
+        Characters a link must escape (spaces, quotes, brackets...) become ``_`` in the file name, so
+        every Markdown renderer (CommonMark included) finds the file the report links."""
         if self.out is None:
             import tempfile
 
             self.out = Path(tempfile.mkdtemp(prefix="implicitbias-"))
-        p = self.out / "figures" / name
+        p = self.out / "figures" / re.sub(r"[^A-Za-z0-9_./+=-]", "_", name)
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
 
@@ -189,6 +194,13 @@ class Claim:
     def slug(self) -> str:
         """The claim's short id, for the API and the CLI (``slug(self.id)``)."""
         return slug(self.id)
+
+    @property
+    def paper(self) -> str:
+        """The spec the claim comes from, by the subpackage of its module: ``A`` (``depth``),
+        ``B`` (``forgetting``), else the subpackage's name."""
+        package = type(self).__module__.removeprefix(f"{__name__}.").split(".")[0]
+        return PAPERS.get(package, package)
 
     def config(self, tier: str):
         """The typed config of ``tier`` (tiers without their own use the ``default`` one)."""

@@ -4,16 +4,74 @@ A command module imports at its top only what its parser needs (names of choices
 modules); the science it calls is imported inside its ``run``.  Every command checks all of its
 options (lists, output folder, seeds, device...) before it prints or computes anything, so bad
 input is one line and nothing else.
+
+One dialect (``implicitbias.cli`` adds the global options ``--store``, ``--executor``,
+``--workers``, ``--progress/--no-progress`` and ``--json`` to every command): K classes are
+``--K`` (a grid's bounds ``--K-min``/``--K-max``), depths L (weight matrices) ``--L`` (a grid's
+bound ``--L-max``, extra real depths ``--L-extra``), ``--seed`` is one seed and ``--seeds`` a
+comma-separated list of seeds (a number of repetitions is ``--starts``), a singular name takes one
+value (``--scale``, ``--perturbation``) and a plural one a comma-separated list (``--scales``,
+``--perturbations``).  Old spellings are kept for one release as hidden aliases (``deprecated``).
+With ``--json`` a command prints one JSON document (``emit``).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from implicitbias.plain import plain
 from implicitbias.theory import params
 
-__all__ = ["parse_list", "output_folder", "check_free_space"]
+__all__ = ["parse_list", "output_folder", "check_free_space", "deprecated", "emit"]
+
+REMOVED_IN = "0.3"  # the release that drops the deprecated spellings
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling of an option: stores like the new one and notes the new name (printed on
+    stderr by the command line before the command runs)."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        notes = list(getattr(namespace, "deprecated", ()))
+        notes.append(f"{option_string} is deprecated, use {self.new} (the old spelling goes in {REMOVED_IN})")
+        namespace.deprecated = notes
+
+
+def deprecated(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Accept ``old`` (hidden from the help) as a spelling of ``parser``'s option ``new`` for one release."""
+    action = next(a for a in parser._actions if new in a.option_strings)
+    parser.add_argument(old, action=_Deprecated, new=new, dest=action.dest, type=action.type, choices=action.choices,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def emit(as_json: bool, rows: Sequence[Mapping] | None, *, formats: Mapping[str, str] | None = None,
+         lines: Sequence[str] = (), **fields) -> None:
+    """Print a command's result: a Markdown table of ``rows`` (None: the result is no table; each
+    value formatted with ``formats[column]``, a ``format`` spec) followed by ``lines``.
+    ``as_json`` (``--json``): one JSON document instead, the rows with their raw values alone (an
+    array), or an object of ``fields`` (the files written...) with the rows as ``rows``."""
+    if as_json:
+        document = list(rows or ()) if not fields else {**({"rows": list(rows)} if rows is not None else {}), **fields}
+        print(json.dumps(plain(document), indent=1))
+        return
+    from implicitbias.figures import markdown_table
+
+    if rows:
+        header = list(rows[0])
+        formats = formats or {}
+        print(markdown_table(header, [[format(r[c], formats.get(c, "")) if r[c] is not None else "" for c in header]
+                                      for r in rows]))
+    for line in lines:
+        print(line)
 
 
 def parse_list(name: str, text: str, kind=float) -> list:

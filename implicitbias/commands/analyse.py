@@ -3,7 +3,7 @@ objects, rules and figures as the report), with the groups' spreads, CIs, failur
 
 from __future__ import annotations
 
-from implicitbias.commands import output_folder
+from implicitbias.commands import emit, output_folder
 
 
 def register(sub) -> None:
@@ -15,7 +15,7 @@ def register(sub) -> None:
         "the report's rules. Writes analysis.md and figures (PNG + CSV) to --out.",
     )
     p.add_argument("spec", nargs="?", default=None, help="TOML spec file or packaged spec name (default: all runs)")
-    p.add_argument("--out", default="analysis", help="output folder (default: ./analysis)")
+    p.add_argument("--out", default="analysis", help="output folder")
     p.set_defaults(func=run)
 
 
@@ -40,6 +40,9 @@ def run(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
         text = judge_runs(Context(store=store, out=out, progress=False), runs, title)
     (out / "analysis.md").write_text(text)
+    if args.json:  # the Markdown of the analysis in one field, the files it wrote in another
+        emit(True, None, title=title, markdown=text, files={"analysis": out / "analysis.md"})
+        return 0
     print(text)
     print(out / "analysis.md")
     return 0

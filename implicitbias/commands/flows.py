@@ -69,19 +69,28 @@ def check_order(optimizer: str, order: int, dim: int, minibatches: int = 1, l2: 
 
 def run(args) -> int:
     order = check_order(args.optimizer, args.order, args.dim, args.minibatches, args.l2)
-    show(args.optimizer, order, args.dim, minibatches=args.minibatches, l2=args.l2, latex=args.latex)
+    show(args.optimizer, order, args.dim, minibatches=args.minibatches, l2=args.l2, latex=args.latex, json=args.json)
     return 0
 
 
-def show(optimizer: str, order: int, dim: int, *, minibatches: int = 1, l2: bool = False, latex: bool = False) -> None:
-    """Derive the flow and print it simplified (what the command does once its limits are checked)."""
+def show(optimizer: str, order: int, dim: int, *, minibatches: int = 1, l2: bool = False, latex: bool = False,
+         json: bool = False) -> None:
+    """Derive the flow and print it simplified (what the command does once its limits are checked);
+    ``json``: one JSON document, a row per term and parameter (order, parameter, text, LaTeX)."""
     import sympy as sp
 
+    from implicitbias.commands import emit
     from implicitbias.theory.modified_flow import modified_flow
     from implicitbias.theory.updates import builtin
 
     update = builtin(optimizer, l2=l2, minibatches=minibatches)
     flow = modified_flow(update, order, dim)
+    if json:
+        terms = [(n, x, sp.factor(sp.simplify(e))) for n, term in enumerate(flow.terms) for x, e in zip(flow.X, term)]
+        rows = [{"order": n, "parameter": str(x), "term": str(e), "latex": sp.latex(e)} for n, x, e in terms]
+        emit(True, rows, update=update.name, description=update.description,
+             time="t = k h")
+        return
     print(f"{update.name}: {update.description}; time t = k h")
     if latex:
         print(flow.latex())

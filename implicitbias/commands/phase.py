@@ -16,23 +16,21 @@ from __future__ import annotations
 
 import functools
 
-from implicitbias.commands import output_folder, parse_list
-from implicitbias.executors import EXECUTORS
+from implicitbias.commands import deprecated, emit, output_folder, parse_list
 
 
 def register(sub) -> None:
     p = sub.add_parser("phase", help="phase diagram of P(K, L): where NC stops being optimal")
-    p.add_argument("--kmin", type=int, default=2, help="smallest number of classes (default 2)")
-    p.add_argument("--kmax", type=int, default=32, help="largest number of classes (default 32)")
-    p.add_argument("--lmax", type=int, default=12, help="largest integer depth L (default 12)")
-    p.add_argument("--depths", default="", help="extra real depths, comma-separated (e.g. 1.5,2.5)")
-    p.add_argument("--effort", type=int, default=1, help="search effort: starts per cell grow with it (default 1)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="phase", help="output folder (default ./phase)")
-    p.add_argument("--executor", default="process", choices=EXECUTORS)
-    p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=run)
+    p.add_argument("--K-min", dest="kmin", type=int, default=2, help="smallest number of classes K")
+    p.add_argument("--K-max", dest="kmax", type=int, default=32, help="largest number of classes K")
+    p.add_argument("--L-max", dest="lmax", type=int, default=12, help="largest integer depth L (weight matrices)")
+    p.add_argument("--L-extra", dest="depths", default="", help="extra real depths L, comma-separated (e.g. 1.5,2.5)")
+    p.add_argument("--effort", type=int, default=1, help="search effort: starts per cell grow with it")
+    p.add_argument("--seed", type=int, default=0, help="seed of the searches' starts")
+    p.add_argument("--out", default="phase", help="output folder")
+    for old, new in (("--kmin", "--K-min"), ("--kmax", "--K-max"), ("--lmax", "--L-max"), ("--depths", "--L-extra")):
+        deprecated(p, old, new)
+    p.set_defaults(func=run, default_executor="process")
 
 
 def run(args) -> int:
@@ -45,9 +43,13 @@ def run(args) -> int:
     output_folder("out", args.out, files=("phase_cells.csv", "phase_crossovers.csv", "phase_boundary.csv", "phase.md"))
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
-        columns = phase_diagram(functools.partial(store.map, executor=executor, progress=not args.no_progress), configs)
+        columns = phase_diagram(functools.partial(store.map, executor=executor, progress=args.progress), configs)
     paths = write_outputs(columns, args.out)
-    print(boundary_markdown(boundary(cells_of(columns))))
+    rows = boundary(cells_of(columns))
+    if args.json:
+        emit(True, rows, files=paths)
+        return 0
+    print(boundary_markdown(rows))
     for name, path in paths.items():
         print(f"{name}: {path}")
     return 0

@@ -26,6 +26,12 @@ def run(args) -> int:
     law = load_law(LAW_FILE if args.law is None else args.law)
     total = clocks.total
     p = predict_spread(law, args.optimizer, clocks.weight_decay, total[clocks.governing])
+    if args.json:
+        from implicitbias.commands import emit
+
+        emit(args.json, None, recipe=line, epochs=clocks.epochs, steps=clocks.epochs * clocks.steps_per_epoch, total=total,
+             governing=clocks.governing, law=law["calibrated_on"], prediction=p)
+        return 0
     print(f"recipe: {line}, {clocks.epochs} epochs ({clocks.epochs * clocks.steps_per_epoch} steps)")
     print("clocks at the end of training: " + ", ".join(f"{c} = {v:.4g}" for c, v in total.items()))
     print(f"governing clock: {clocks.governing} (family {p['family']})")

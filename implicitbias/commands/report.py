@@ -7,7 +7,6 @@ from pathlib import Path
 
 import implicitbias
 from implicitbias.claims import TIERS
-from implicitbias.executors import EXECUTORS
 from implicitbias.theory import params
 
 SECTIONS = Path(implicitbias.__file__).parent / "report" / "sections"  # listed without importing the report
@@ -20,17 +19,19 @@ def _sections() -> list[str]:
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="build the report of every claim (Markdown, PNG, CSV)")
-    p.add_argument("--out", default="report", help="output folder (default: ./report)")
+    p.add_argument("--out", default="report", help="output folder")
     p.add_argument("--tier", default="default", choices=TIERS, help="size of the checks run")
     p.add_argument(
         "--only",
         default=None,
         help="comma-separated section names: " + ", ".join(_sections()),
     )
-    p.add_argument("--executor", default="process", choices=EXECUTORS, help="where cells run (default: a local process pool)")
-    p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=run)
+    p.add_argument("--data", default="embed", choices=("embed", "absolute", "relative"),  # report.DATA_LINKS (tested)
+                   help="how report.html reaches its data files (CSV, npz): embedded (the page travels alone), "
+                   "absolute file: links, or relative links (the folder travels whole)")
+    p.add_argument("--provenance", action="store_true",
+                   help="name the host and the store's absolute path in the report's header")
+    p.set_defaults(func=run, default_executor="process")
 
 
 def run(args) -> int:
@@ -46,8 +47,17 @@ def run(args) -> int:
     check_executor(args.executor, args.workers)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         built = build_report(
-            args.out, store, tier=args.tier, only=only, executor=executor, progress=not args.no_progress
+            args.out, store, tier=args.tier, only=only, executor=executor, progress=args.progress, data=args.data,
+            provenance=args.provenance,
         )
-    print(built.path)
+    if args.json:
+        from dataclasses import asdict
+
+        from implicitbias.commands import emit
+        from implicitbias.report.claims_table import records
+
+        emit(True, [asdict(r) for r in records(built.claims)], files={"report": built.path})
+    else:
+        print(built.path)
     built.raise_errors()
     return 0

@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 from importlib import resources
 
-from implicitbias.commands import check_free_space
-from implicitbias.executors import EXECUTORS
+from implicitbias.commands import check_free_space, emit
 from implicitbias.theory import params
 
 
@@ -24,14 +23,11 @@ def register(sub) -> None:
         + "). Finished runs are skipped; a killed sweep resumes where it stopped.",
     )
     p.add_argument("spec", help="TOML spec file or packaged spec name")
-    p.add_argument("--executor", default="inline", choices=EXECUTORS, help="where runs execute (default inline)")
-    p.add_argument("--workers", type=int, default=None, help="process/dask workers (default: CPU count)")
     p.add_argument("--address", default=None, help="Dask scheduler address (default: a fresh LocalCluster)")
     p.add_argument("--device", default=None, help="torch device for the runs (default: the spec's, else cuda if available)")
     p.add_argument("--threads", type=int, default=None, help="torch threads per run")
     p.add_argument("--batched", action="store_true", help="train each sigma_w group as one vectorised model")
     p.add_argument("--dry-run", action="store_true", help="validate and count the runs, train nothing")
-    p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
 
 
@@ -67,19 +63,25 @@ def run(args) -> int:
         if args.dry_run and args.address is not None:
             with open_executor("dask", address=args.address):
                 pass  # the scheduler answers
-        print(
-            f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
-            f"{status['partial']} interrupted (rerun), {status['missing']} to run"
-            + (" (dry run: nothing trained)" if args.dry_run else ""),
-            flush=True,
-        )
+        if not args.json:
+            print(
+                f"sweep {spec.name}: {len(spec.runs)} runs; {status['done']} done, "
+                f"{status['partial']} interrupted (rerun), {status['missing']} to run"
+                + (" (dry run: nothing trained)" if args.dry_run else ""),
+                flush=True,
+            )
         if args.dry_run:
+            if args.json:
+                emit(True, None, sweep=spec.name, runs=len(spec.runs), **status, dry_run=True)
             return 0
         # inline runs go through no executor, so their epoch rows reach the store as they happen
         with open_executor(args.executor, args.workers, args.address) as executor:
             records = run_sweep(
-                spec, store, executor=None if args.executor == "inline" else executor, progress=not args.no_progress
+                spec, store, executor=None if args.executor == "inline" else executor, progress=args.progress
             )
     diverged = sum(r["status"] == "diverged" for r in records)
-    print(f"sweep {spec.name}: {len(records)} runs done ({diverged} diverged); store {store.path}")
+    if args.json:
+        emit(True, None, sweep=spec.name, runs=len(records), diverged=diverged, store=store.path)
+    else:
+        print(f"sweep {spec.name}: {len(records)} runs done ({diverged} diverged); store {store.path}")
     return 0

@@ -19,9 +19,6 @@ from implicitbias.commands import output_folder, parse_list
 def register(sub) -> None:
     p = sub.add_parser("verify", help="run the theorem checks; exit 1 if any claim disagrees")
     p.add_argument("--out", default=None, help="keep the checks' report here (default: a temporary folder)")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--json", action="store_true",
-                   help="print the claims table as JSON (the columns of the report's claims.csv) instead of Markdown")
     p.add_argument("--only", default=None, metavar="SLUGS",
                    help="comma-separated claim slugs to check, e.g. theorem-3.1 (ib.claims() lists them)")
     p.set_defaults(func=run)
@@ -40,15 +37,15 @@ def run(args) -> int:
                 built = _only(args, store, out or Path(tmp))
             else:
                 built = report.build_report(out or tmp, store, verify_only=True,
-                                            progress=not (args.no_progress or args.json))
+                                            progress=args.progress)
     failed = [c.claim for c in built.claims if c.verdict == "disagrees"]
-    if args.json:
-        import json
+    if args.json:  # the columns of the report's claims.csv
         from dataclasses import asdict
 
+        from implicitbias.commands import emit
         from implicitbias.report.claims_table import records
 
-        print(json.dumps([asdict(r) for r in records(built.claims)], indent=1))
+        emit(True, [asdict(r) for r in records(built.claims)])
         built.raise_errors()
         return 1 if failed else 0
     rows = [[c.claim, c.statement, c.measured, c.verdict] for c in built.claims]
@@ -71,7 +68,7 @@ def _only(args, store, out: Path):
 
     known = by_slug()
     slugs = [params.choice("only", s, known) for s in parse_list("only", args.only, str)]
-    ctx = Context(store=store, out=out, progress=not (args.no_progress or args.json))
+    ctx = Context(store=store, out=out, progress=args.progress)
     rows, errors = [], []
     for slug in slugs:
         _, claim_rows, error = judged_rows(known[slug], ctx)

@@ -42,7 +42,7 @@ import re
 import platform
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -75,6 +75,21 @@ class Row:
     verdict: str
     reason: str = ""
     estimate: Any = None  # claims.forgetting.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
+    slug: str = ""  # the claim's slug (``ib.check``, ``verify --only``)
+    paper: str = ""  # its spec, A or B
+    numbers: Mapping[str, Any] = field(default_factory=dict)  # the verdict's numbers
+
+    @classmethod
+    def of(cls, result: Result) -> Row:
+        """The row of a judged claim."""
+        numbers = result.verdict.numbers
+        return cls(*result.row(), estimate=numbers.get("estimate"), slug=result.claim.slug, paper=result.claim.paper,
+                   numbers=numbers)
+
+    @classmethod
+    def failed(cls, claim, error: str) -> Row:
+        """The row of a claim whose computation raised ``error``."""
+        return cls(claim.id, claim.statement, "-", "-", "error", error, slug=claim.slug, paper=claim.paper)
 
 
 @dataclass
@@ -102,7 +117,7 @@ def available_sections() -> dict[str, ModuleType]:
 
 def _claim_markdown(result: Result) -> str:
     c, v = result.claim, result.verdict
-    head = f"#### {result.name}: {c.statement}\n\n**{v.verdict}**: {v.reason} ({v.measured}). Source: {c.source}."
+    head = f"### {result.name}: {c.statement}\n\n**{v.verdict}**: {v.reason} ({v.measured}). Source: {c.source}."
     return head + ("\n\n" + result.markdown.strip() if result.markdown.strip() else "") + "\n"
 
 
@@ -132,7 +147,7 @@ def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: boo
         results, claim_rows, error = judged_rows(claim, ctx)
         if error:
             errors.append(error)
-            parts.append(f"#### {claim.id}: {claim.statement}\n\n**error**: {error}\n")
+            parts.append(f"### {claim.id}: {claim.statement}\n\n**error**: {error}\n")
         parts += [_claim_markdown(result) for result in results]
         rows += claim_rows
     return "\n".join(parts), rows, errors
@@ -145,8 +160,8 @@ def judged_rows(claim, ctx: Context) -> tuple[list, list[Row], str | None]:
         with _naming(f"claim {claim.id}"):
             results = evaluate(claim, ctx)
     except ClaimError as exc:
-        return [], [Row(claim.id, claim.statement, "-", "-", "error", str(exc))], str(exc)
-    return results, [Row(*r.row(), estimate=r.verdict.numbers.get("estimate")) for r in results], None
+        return [], [Row.failed(claim, str(exc))], str(exc)
+    return results, [Row.of(r) for r in results], None
 
 
 def _prefetch(jobs: Sequence[Callable], path: Path, tier: str, pool: Executor) -> None:
@@ -187,12 +202,18 @@ def build_report(
     executor: Executor | None = None,
     progress: bool = True,
     verify_only: bool = False,
+    data: str = "embed",
+    provenance: bool = False,
 ) -> Report:
     """Build the report into folder ``out`` (``report.md``, ``report.html``, ``figures/``).
 
-    ``verify_only``: only the claims ``implicitbias verify`` runs (theorem checks).
+    ``verify_only``: only the claims ``implicitbias verify`` runs (theorem checks).  ``data``: how
+    report.html reaches its data files (``write_html``).  ``provenance``: the header names the
+    host and the store's absolute path (default: the store's file name only, so a shared report
+    says nothing of the machine that built it).
     """
     params.choice("tier", tier, TIERS)
+    params.choice("data", data, DATA_LINKS)
     available = available_sections()
     for name in only or []:
         params.choice("only", name, available)
@@ -222,8 +243,9 @@ def build_report(
         "# implicitbias report",
         "",
         f"implicitbias {__version__}, tier `{tier}`, built {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
-        f"on {platform.node() or 'unknown host'} ({platform.machine()}, Python {platform.python_version()}); "
-        f"store `{store.path}`.",
+        + (f"on {platform.node() or 'unknown host'} " if provenance else "")
+        + f"({platform.machine()}, Python {platform.python_version()}); "
+        f"store `{store.path.resolve() if provenance else store.path.name}`.",
         "",
         "Depth convention: L counts weight matrices; the features are one more factor, N = L + 1.",
         "",
@@ -246,7 +268,7 @@ def build_report(
     report = ctx.out / "report.md"
     report.write_text("\n".join(lines))
     claims_table.write_csv(rows, ctx.out / "claims.csv")
-    write_html(report)
+    write_html(report, data=data)
     return Report(report, rows, errors)
 
 
@@ -359,15 +381,51 @@ def _flatten(tokens: list[dict]) -> list[dict]:
     return [n for t in tokens for n in (t, *_flatten(t["children"]))]
 
 
-def write_html(report: Path) -> Path:
+DATA_LINKS = ("embed", "absolute", "relative")
+_MIME = {".csv": "text/csv", ".npz": "application/octet-stream", ".json": "application/json", ".md": "text/markdown"}
+
+
+def _figure_data(body: str, folder: Path) -> str:
+    """After each figure, a link to the CSV of its numbers (saved beside its PNG)."""
+    def link(m: re.Match) -> str:
+        csv = (folder / html.unescape(m.group(1))).with_suffix(".csv")
+        if not csv.is_file():
+            return m.group(0)
+        href = html.escape(csv.relative_to(folder).as_posix())
+        return f'{m.group(0)}<br><a class="figure-data" href="{href}">numbers of this figure (CSV)</a>'
+
+    return re.sub(r'<img [^>]*src="([^"]+\.png)"[^>]*>', link, body)
+
+
+def _data_links(body: str, folder: Path, data: str) -> str:
+    """Links to the report's own files (``href`` relative to ``folder``) as ``data`` says: embedded
+    as data URIs (``embed``: the page travels alone), as absolute ``file:`` URIs (``absolute``: the
+    page may move, the files stay), or left relative (``relative``: the folder travels whole)."""
+    def rewrite(m: re.Match) -> str:
+        path = folder / html.unescape(m.group(1))
+        if data == "relative" or not path.is_file():
+            return m.group(0)
+        if data == "absolute":
+            return f'href="{html.escape(path.resolve().as_uri())}"'
+        encoded = base64.b64encode(path.read_bytes()).decode()
+        mime = _MIME.get(path.suffix, "application/octet-stream")
+        return f'href="data:{mime};base64,{encoded}" download="{html.escape(path.name)}"'
+
+    return re.sub(r'href="(?![a-z][a-z0-9+.-]*:|#|/)([^"]+)"', rewrite, body)
+
+
+def write_html(report: Path, data: str = "embed") -> Path:
     """A self-contained HTML page of ``report`` (Markdown), readable offline in any browser.
 
-    Figures are embedded as data URIs; TeX (``$$ ... $$``, ``$ ... $``) is rendered as MathML
-    (latex2mathml: no script, no CDN); a contents list links every section and every claim (and
-    the claims table's names link to the claims); verdicts are coloured badges that keep the
-    word."""
+    Figures are embedded as data URIs, each followed by a link to the CSV of its numbers; the
+    data files it links (CSV, npz) are embedded, linked by absolute ``file:`` URIs or left
+    relative, as ``data`` (one of ``DATA_LINKS``) says; TeX (``$$ ... $$``, ``$ ... $``) is
+    rendered as MathML (latex2mathml: no script, no CDN); a contents list links every section and
+    every claim (and the claims table's names link to the claims); verdicts are coloured badges
+    that keep the word."""
     import markdown
 
+    params.choice("data", data, DATA_LINKS)
     text, formulas = _stash_math(report.read_text())
     md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], extension_configs={"toc": {"toc_depth": "1-4"}})
     body = md.convert(text)
@@ -383,11 +441,13 @@ def write_html(report: Path) -> Path:
         data = base64.b64encode(path.read_bytes()).decode()
         return f'src="data:image/png;base64,{data}"'
 
+    body = _data_links(_figure_data(body, report.parent), report.parent, data)
     body = re.sub(r'src="([^"]+\.png)"', embed, body)
     first_section = body.find("<h2")
     body = body[:first_section] + _contents(tokens) + body[first_section:] if first_section >= 0 else body
     page = (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>implicitbias report</title>"
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><title>implicitbias report</title>"
         f"<style>{_STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
     out = report.with_suffix(".html")

@@ -1,21 +1,26 @@
 """The machine-readable claims table: one row per verdict, written as ``claims.csv`` by the report
 and printed by ``implicitbias verify --json``; the report's Markdown numbers table shows the same.
 
-Columns: claim id, verdict, the deciding quantity with its estimate, interval and measured
+Columns: claim id, its slug (``ib.check``, ``verify --only``), its paper (spec A or B), the
+statement, what was measured, the verdict and the reason for it, the verdict's numbers (a JSON
+object: the theorem checks' gaps, tolerances and counts), the deciding quantity with its estimate, interval and measured
 coverage, n seeds, a permutation p-value, and for Spec B's memory claims the simulated rates
 P(agrees | claim false), P(disagrees | claim true), P(inconclusive | claim true), the seeds an
 underpowered verdict needs, the checkpoint judged, the (verdict) seeds and the verdicts on two
 disjoint halves of them (stability).  A claim without such
-numbers (the theorem checks) leaves them empty.
+estimate (the theorem checks) leaves those columns empty.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from implicitbias.plain import plain
 
 __all__ = ["COLUMNS", "ClaimRecord", "records", "write_csv", "markdown"]
 
@@ -25,7 +30,13 @@ class ClaimRecord:
     """One row of ``claims.csv`` (module docstring); None where a claim has no such number."""
 
     claim: str
-    verdict: str
+    slug: str | None = None
+    paper: str | None = None
+    statement: str | None = None
+    measured: str | None = None
+    verdict: str = ""
+    reason: str | None = None
+    numbers: str | None = None
     quantity: str | None = None
     estimate: float | None = None
     lo: float | None = None
@@ -54,17 +65,21 @@ def _number(x):
 
 def records(rows: Sequence) -> list[ClaimRecord]:
     """The records of report rows (objects with ``claim``, ``verdict`` and ``estimate``: a
-    ``claims.forgetting.memory_rules.Estimate`` or None)."""
+    ``claims.forgetting.memory_rules.Estimate`` or None; and, where they have them, ``slug``,
+    ``paper``, ``statement``, ``measured``, ``reason`` and the verdict's ``numbers``)."""
     out = []
     for r in rows:
+        numbers = {k: v for k, v in (getattr(r, "numbers", None) or {}).items() if k != "estimate"}
+        text = {name: getattr(r, name, None) or None for name in ("slug", "paper", "statement", "measured", "reason")}
+        own = ClaimRecord(r.claim, verdict=r.verdict, numbers=json.dumps(plain(numbers)) if numbers else None, **text)
         e = getattr(r, "estimate", None)
-        if e is None:
-            out.append(ClaimRecord(r.claim, r.verdict))
-            continue
-        out.append(ClaimRecord(r.claim, r.verdict, e.quantity, _number(e.estimate), _number(e.lo), _number(e.hi),
-                               _number(e.coverage), e.n or None, _number(e.p), _number(e.agree_false),
-                               _number(e.disagree_true), _number(e.inconclusive), e.seeds_needed, e.checkpoint or None,
-                               e.seeds or None, e.stability or None))
+        if e is not None:
+            own = replace(own, quantity=e.quantity, estimate=_number(e.estimate), lo=_number(e.lo), hi=_number(e.hi),
+                          coverage=_number(e.coverage), n_seeds=e.n or None, p=_number(e.p),
+                          p_agrees_if_false=_number(e.agree_false), p_disagrees_if_true=_number(e.disagree_true),
+                          p_inconclusive_if_true=_number(e.inconclusive), seeds_needed=e.seeds_needed,
+                          checkpoint=e.checkpoint or None, seeds=e.seeds or None, stability=e.stability or None)
+        out.append(own)
     return out
 
 

@@ -20,7 +20,7 @@ def exhibit(ctx) -> str:
     md = [
         "### Modified flows (backward error analysis, derived by `theory.modified_flow`)",
         "",
-        "One parameter theta, generic loss L (L_1, L_2 for two minibatches), time t = k h; optimiser state "
+        r"One parameter $\theta$, generic loss $L$ ($L_1$, $L_2$ for two minibatches), time $t = k h$; optimiser state "
         f"on its slow manifold. Derivation time in total: {sum(f.seconds for f in flows):.1f} s (cached).",
         "",
     ]

@@ -33,11 +33,11 @@ def exhibit(ctx) -> str:
     census_png = draw_gd_census(atlas.census.records, atlas.cells, ctx.path("phase/phase_gd_census.png"))
     codes = "\n\n".join(f"![rank-{r} optima]({ctx.link(paths[f'codes_rank{r}'])})"
                         for r in (2, 3) if f"codes_rank{r}" in paths)
-    return f"""
-Problem P(K, L): minimise sum_i sigma_i(Zbar)^p, p = 2/(L + 1), over mean-logit matrices Zbar with
-every margin >= 1 (L weight matrices, N = L + 1 factors).  Each column K is searched at every
-depth together (spherical codes of every rank, named polytopes, their branches polished across
-depths, exact fixed-rank refinement), then cross-seeded (every class deleted from the best
+    return rf"""
+Problem $P(K, L)$: minimise $S_p(\bar Z) = \sum_i \sigma_i(\bar Z)^p$, $p = 2/(L + 1)$, over mean-logit
+matrices $\bar Z$ with every margin $\bar Z_{{kk}} - \bar Z_{{ck}} \geq 1$ ($L$ weight matrices, $N = L + 1$
+factors).  Each column $K$ is searched at every depth together (spherical codes of every rank, named
+polytopes, their branches polished across depths, exact fixed-rank refinement), then cross-seeded (every class deleted from the best
 matrices of K + 1 classes, and each improved cell offered to the depths beside it); each cell's
 best matrix is re-verified and named from its
 invariants (rank, spectrum, class-vector cosines, symmetry group); named structures carry exact
