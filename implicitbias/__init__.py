@@ -35,8 +35,11 @@ __all__ = [
     "phase_diagram",
     "singular_value_ode",
     "sweep",
+    "ForgettingMeter",
+    "ImportedRuns",
+    "import_runs",
 ]
-_API = frozenset(__all__) - {"__version__", "claims"}  # the names implicitbias.api defines
+_API = frozenset(__all__) - {"__version__", "claims", "ForgettingMeter"}  # the names implicitbias.api defines
 
 if TYPE_CHECKING:
     from implicitbias import claims
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
         Analysis,
         Certificate,
         Check,
+        ImportedRuns,
         MarginProblem,
         PhaseCell,
         PhaseDiagram,
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
         analyse,
         check,
         forgetting_clocks,
+        import_runs,
         modified_flow,
         nc_metrics,
         open_store,
@@ -58,6 +63,7 @@ if TYPE_CHECKING:
         singular_value_ode,
         sweep,
     )
+    from implicitbias.meter import ForgettingMeter
 
 
 def __getattr__(name: str) -> Any:
@@ -65,6 +71,8 @@ def __getattr__(name: str) -> Any:
     (``ib.claims()`` lists the claims by slug)."""
     if name in _API:
         return getattr(importlib.import_module("implicitbias.api"), name)
+    if name == "ForgettingMeter":  # torch is imported with it, not with the rest of the API
+        return importlib.import_module("implicitbias.meter").ForgettingMeter
     if name == "claims":
         return importlib.import_module("implicitbias.claims")
     raise AttributeError(f"module 'implicitbias' has no attribute {name!r}")

@@ -72,6 +72,8 @@ __all__ = [
     "sweep",
     "analyse",
     "open_store",
+    "ImportedRuns",
+    "import_runs",
 ]
 
 
@@ -434,6 +436,45 @@ def sweep(
 
 
 @dataclass(frozen=True)
+class ImportedRuns:
+    """Runs trained elsewhere, read from a file in the run format and put in a store
+    (``implicitbias import``; the format: ``implicitbias.validation.runs_format``).
+
+    ``runs``: (config, record) pairs, as ``analyse`` reads them; ``clocks``: how their clocks were
+    obtained (recorded per step, or reconstructed from a schedule), in one sentence."""
+
+    path: Path
+    runs: tuple[tuple[dict, Mapping[str, Any]], ...] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    @property
+    def diverged(self) -> int:
+        return sum(r["status"] == "diverged" for _, r in self.runs)
+
+    @property
+    def clocks(self) -> str:
+        from implicitbias.validation.runs_format import clocks_line
+
+        return clocks_line(self.runs)
+
+
+def import_runs(path: str | os.PathLike, *, store: Store | str | os.PathLike | None = None) -> ImportedRuns:
+    """Read the runs of a CSV, Parquet or JSON-lines file in the run format (one row per run and
+    epoch; ``implicitbias.validation.runs_format``), check every value (``ParameterError`` naming
+    the file, row and column) and put them in ``store``, where ``analyse`` and ``implicitbias
+    analyse`` judge C1-C7 on them beside the package's own runs."""
+    from implicitbias.validation.runs_format import import_runs as put_runs
+
+    if not isinstance(path, str | os.PathLike):
+        raise params.ParameterError(f"path must be the path of a CSV, Parquet or JSON-lines file, got {path!r}")
+    with open_store(store) as opened:
+        pairs = put_runs(path, opened)
+    return ImportedRuns(Path(path), tuple(pairs))
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Spec B's claims C1-C7 judged on a sweep's runs (``implicitbias analyse``).
 
@@ -451,13 +492,14 @@ class Analysis:
 
 
 def analyse(
-    runs: SweepResult | str | os.PathLike | Mapping,
+    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping,
     *,
     store: Store | str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
 ) -> Analysis:
-    """Judge C1-C7 on finished runs: a ``SweepResult``, or a spec whose runs are read from ``store``
-    (runs not yet in the store are left out).  Figures go to ``out`` (default: a temporary folder)."""
+    """Judge C1-C7 on finished runs: a ``SweepResult``, runs trained elsewhere (``ImportedRuns``), or
+    a spec whose runs are read from ``store`` (runs not yet in the store are left out).  Figures go
+    to ``out`` (default: a temporary folder)."""
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting.analyse import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
@@ -466,14 +508,16 @@ def analyse(
 
     with open_store(store) as opened:
         if isinstance(runs, SweepResult):
-            pairs, name = runs.runs, runs.spec.name
+            pairs, name = runs.runs, f"sweep {runs.spec.name}"
+        elif isinstance(runs, ImportedRuns):
+            pairs, name = list(runs.runs), f"runs of {runs.path.name}"
         else:
             spec = load_spec(runs)
             code = run_codes(opened)
             found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
-            pairs, name = [(c, r) for c, r in found if r is not None], spec.name
+            pairs, name = [(c, r) for c, r in found if r is not None], f"sweep {spec.name}"
         ctx = Context(store=opened, out=None if out is None else Path(out), progress=False)
         groups = group_runs(pairs)
         results = tuple(judged(groups))
-        markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs", results=results)
+        markdown = judge_groups(ctx, groups, f"{name}: {len(pairs)} finished runs", results=results)
     return Analysis(tuple(groups), results, markdown)

@@ -51,7 +51,7 @@ from implicitbias.numerics.optim.optimizers import Muon, SignDescent
 from implicitbias.theory import params
 from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, Clocks, clocks_of_steps
 from implicitbias.validation.init import kernel_modules, kernel_norms, scale_invariant_kernels
-from implicitbias.validation.runs_format import FROM_STEPS, NORM_PREFIX, build_record, config_of, history_row
+from implicitbias.validation.runs_format import FROM_STEPS, NORM_PREFIX, build_record, config_of, history_row, store_runs
 
 __all__ = ["ForgettingMeter", "optimizer_name_of"]
 
@@ -257,13 +257,10 @@ class ForgettingMeter:
     def save(self, store) -> tuple[dict, dict]:
         """Put the run in ``store`` (an open ``implicitbias.store.Store``; ``ib.ForgettingMeter.save``
         also takes a path), where ``implicitbias analyse`` judges it; returns (config, record)."""
-        from implicitbias.validation.runs_format import CODE, KIND
-
         if not (hasattr(store, "put") and hasattr(store, "require_writable")):
             raise params.ParameterError(f"store must be an open implicitbias Store, got {type(store).__name__}")
         config, record = self.config(), self.record()
-        store.require_writable("saving a metered run")
-        store.put(KIND, config, record, code=CODE)
+        store_runs([(config, record)], store)
         return config, record
 
     def __repr__(self) -> str:

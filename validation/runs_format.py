@@ -52,7 +52,7 @@ from implicitbias.validation.groups import setting_key
 from implicitbias.validation.run import WARMUP_FRACTION, WARMUP_MIN_EPOCHS, divergence
 
 __all__ = ["KIND", "CODE", "REQUIRED", "OPTIONAL", "NORM_PREFIX", "config_of", "history_row", "build_record",
-           "read_runs", "import_runs", "imported_runs", "clocks_line"]
+           "read_runs", "store_runs", "import_runs", "imported_runs", "clocks_line"]
 
 KIND = "validation.imported_run"
 CODE = "run-format-1"  # the format's version: records of a run trained elsewhere depend on no code of this package
@@ -294,13 +294,19 @@ def read_runs(path: str | os.PathLike) -> list[tuple[dict, dict]]:
     return pairs
 
 
-def import_runs(path: str | os.PathLike, store) -> list[tuple[dict, dict]]:
-    """Read the runs of ``path`` (:func:`read_runs`, every row checked before anything is stored)
-    and put them in ``store`` (kind ``KIND``, code ``CODE``; a run imported again replaces itself)."""
-    pairs = read_runs(path)
+def store_runs(pairs: Sequence[tuple[dict, dict]], store) -> None:
+    """Put checked runs (:func:`read_runs`' pairs) in ``store`` (kind ``KIND``, code ``CODE``; a run
+    stored again replaces itself)."""
     store.require_writable(f"importing {len(pairs)} runs")
     for config, record in pairs:
-        store.put(KIND, config, record, code=CODE, status="done")
+        store.put(KIND, config, record, code=CODE)
+
+
+def import_runs(path: str | os.PathLike, store) -> list[tuple[dict, dict]]:
+    """Read the runs of ``path`` (:func:`read_runs`, every row checked before anything is stored)
+    and put them in ``store`` (:func:`store_runs`)."""
+    pairs = read_runs(path)
+    store_runs(pairs, store)
     return pairs
 
 
