@@ -36,10 +36,12 @@ __all__ = [
     "singular_value_ode",
     "sweep",
     "ForgettingMeter",
+    "ForgettingCallback",
     "ImportedRuns",
     "import_runs",
 ]
-_API = frozenset(__all__) - {"__version__", "claims", "ForgettingMeter"}  # the names implicitbias.api defines
+_METER = frozenset({"ForgettingMeter", "ForgettingCallback"})  # implicitbias.meter's: they import torch
+_API = frozenset(__all__) - {"__version__", "claims"} - _METER  # the names implicitbias.api defines
 
 if TYPE_CHECKING:
     from implicitbias import claims
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
         singular_value_ode,
         sweep,
     )
-    from implicitbias.meter import ForgettingMeter
+    from implicitbias.meter import ForgettingCallback, ForgettingMeter
 
 
 def __getattr__(name: str) -> Any:
@@ -71,8 +73,8 @@ def __getattr__(name: str) -> Any:
     (``ib.claims()`` lists the claims by slug)."""
     if name in _API:
         return getattr(importlib.import_module("implicitbias.api"), name)
-    if name == "ForgettingMeter":  # torch is imported with it, not with the rest of the API
-        return importlib.import_module("implicitbias.meter").ForgettingMeter
+    if name in _METER:  # torch is imported with them, not with the rest of the API
+        return getattr(importlib.import_module("implicitbias.meter"), name)
     if name == "claims":
         return importlib.import_module("implicitbias.claims")
     raise AttributeError(f"module 'implicitbias' has no attribute {name!r}")

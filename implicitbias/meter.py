@@ -17,9 +17,9 @@ import os
 from implicitbias.api import open_store
 from implicitbias.store import Store
 from implicitbias.theory import params
-from implicitbias.validation import meter
+from implicitbias.validation import lightning_callback, meter
 
-__all__ = ["ForgettingMeter"]
+__all__ = ["ForgettingMeter", "ForgettingCallback"]
 
 
 class ForgettingMeter(meter.ForgettingMeter):
@@ -33,3 +33,8 @@ class ForgettingMeter(meter.ForgettingMeter):
             raise params.ParameterError(f"store must be a Store, a path or None, got {type(store).__name__}")
         with open_store(store) as opened:
             return super().save(opened)
+
+
+class ForgettingCallback(lightning_callback.ForgettingCallback):
+    __doc__ = lightning_callback.ForgettingCallback.__doc__
+    meter_class = ForgettingMeter  # its meter saves to a path too

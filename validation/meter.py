@@ -53,7 +53,7 @@ from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, Clocks, clocks_of_ste
 from implicitbias.validation.init import kernel_modules, kernel_norms, scale_invariant_kernels
 from implicitbias.validation.runs_format import FROM_STEPS, NORM_PREFIX, build_record, config_of, history_row, store_runs
 
-__all__ = ["ForgettingMeter", "optimizer_name_of"]
+__all__ = ["ForgettingMeter", "optimizer_name_of", "METRICS"]
 
 METRICS = ("train_acc", "val_loss", "val_acc", "test_acc", "train_loss", "test_loss")
 

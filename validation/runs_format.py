@@ -146,8 +146,7 @@ def _frame(path: Path):
             raise params.ParameterError(f"{path}: reading Parquet needs pyarrow: pip install 'implicitbias[parquet]' "
                                         "(or save the runs as CSV)") from None
     try:
-        options = {"read_json": {"lines": True}, "read_csv": {"float_precision": "round_trip"}}.get(reader, {})
-        frame = getattr(pd, reader)(path, **options)
+        frame = getattr(pd, reader)(path, **({"lines": True} if reader == "read_json" else {}))
     except Exception as exc:  # a malformed file, whatever the parser's exception: named, one line
         text = " ".join(str(exc).split())[:200]
         raise params.ParameterError(f"{path}: not a {path.suffix[1:]} file of runs pandas can read ({text})") from None
