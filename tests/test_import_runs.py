@@ -159,6 +159,9 @@ def _cli(*args, cwd=None):
 def test_cli_import_then_analyse(tmp_path):
     path = _write(tmp_path, _rows(optimizers=(("sgd", 0.01), ("adam", 0.001))))
     store = str(tmp_path / "store.sqlite")
+    dry = _cli("--store", store, "import", str(path), "--dry-run")
+    assert dry.returncode == 0 and "18 runs (0 diverged), all values valid" in dry.stdout
+    assert not (tmp_path / "store.sqlite").exists()
     done = _cli("--store", store, "import", str(path))
     assert done.returncode == 0, done.stderr
     assert "imported 18 runs" in done.stdout and "reconstructed from the per-epoch learning rates" in done.stdout

@@ -17,6 +17,7 @@ def register(sub) -> None:
         "`implicitbias analyse` judges C1-C7 on the runs.",
     )
     p.add_argument("file", help="runs file: .csv, .parquet (needs pyarrow) or .jsonl")
+    p.add_argument("--dry-run", action="store_true", help="check the file and say what it holds, store nothing")
     p.set_defaults(func=run)
 
 
@@ -25,10 +26,14 @@ def run(args) -> int:
     from implicitbias.validation.runs_format import clocks_line, read_runs, store_runs
 
     pairs = read_runs(args.file)  # checked before the store is opened: a bad file leaves no store behind
+    diverged = sum(r["status"] == "diverged" for _, r in pairs)
+    if args.dry_run:
+        print(f"{args.file}: {len(pairs)} runs ({diverged} diverged), all values valid (dry run: nothing stored)")
+        print(clocks_line(pairs))
+        return 0
     with Store(args.store) as store:
         store_runs(pairs, store)
         path = store.path
-    diverged = sum(r["status"] == "diverged" for _, r in pairs)
     print(f"imported {len(pairs)} runs from {args.file} ({diverged} diverged) into {path}")
     print(clocks_line(pairs))
     print("next: implicitbias" + (f" --store {args.store}" if args.store else "") + " analyse")
