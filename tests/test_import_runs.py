@@ -190,3 +190,14 @@ def test_api_import_and_analyse(tmp_path):
     analysis = ib.analyse(runs, store=tmp_path / "s.sqlite")
     assert analysis.verdicts()["c1"] == "agrees"
     assert "runs of runs.parquet: 18 finished runs" in analysis.markdown
+
+
+def test_scheduled_runs_of_two_optimisers_play_their_roles(tmp_path):
+    """Runs whose per-epoch rates differ (lr_per_epoch in their configs) still pair as the low-lr SGD
+    baseline and its adaptive counterpart (C3 judged, not 'not run')."""
+    rows = _rows(optimizers=(("sgd", 0.01), ("adam", 0.001)))
+    for r in rows:
+        r["lr"] = r["lr"] / max(r["epoch"], 1)
+    runs = ib.import_runs(_write(tmp_path, rows), store=tmp_path / "s.sqlite")
+    assert {c["schedule"] for c, _ in runs.runs} == {"per epoch"}
+    assert ib.analyse(runs, store=tmp_path / "s.sqlite").verdicts()["c3"] != "not run"

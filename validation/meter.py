@@ -89,7 +89,8 @@ class ForgettingMeter:
     its ``torch.optim.Optimizer``; ``batch_size`` b (nominal, for T_SGD); ``n_train`` the training
     set's size N; ``sigma_w`` and ``seed`` the run's initialisation scale and seed (sigma_w x He
     normal kernels: ``validation.init.scale_init_`` draws them); ``run_id``, ``dataset``, ``arch``
-    labels; ``num_classes`` (default: the last linear layer's outputs) for the divergence rule.
+    labels (``run_id`` by default: optimiser, initial lr, decay, b, sigma_w, seed; name runs that share
+    these yourself); ``num_classes`` (default: the last linear layer's outputs) for the divergence rule.
     """
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, *, batch_size: int, n_train: int,
@@ -110,7 +111,7 @@ class ForgettingMeter:
         for name, value in (("run_id", run_id), ("dataset", dataset), ("arch", arch)):
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise params.ParameterError(f"{name} must be a non-empty name or None, got {value!r}")
-        self.run_id, self.dataset, self.arch = run_id or f"sigma_w={self.sigma_w:g},seed={self.seed}", dataset, arch
+        self.dataset, self.arch = dataset, arch
         if scale_invariant is None:
             self.scale_invariant = scale_invariant_kernels(model)
         else:
@@ -130,6 +131,9 @@ class ForgettingMeter:
             raise params.ParameterError(f"optimizer_name must be given for a {type(optimizer).__name__} (one of "
                                         f"{', '.join(OPTIMIZERS)}: the family whose clock it follows)")
         self.optimizer_name = params.choice("optimizer_name", name, OPTIMIZERS)
+        group = optimizer.param_groups[self.clock_group]
+        self.run_id = run_id or (f"{self.optimizer_name}-lr{float(group['lr']):g}-wd{group.get('weight_decay', 0.0):g}-"
+                                 f"b{self.batch_size}-sigma_w{self.sigma_w:g}-seed{self.seed}")
         self.model, self.optimizer = model, optimizer
         self._epoch_lrs: list[list[list[float]]] = []  # per epoch, per group: eta_k of each step
         self._current: list[list[float]] = [[] for _ in optimizer.param_groups]
