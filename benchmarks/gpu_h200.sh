@@ -6,7 +6,12 @@
 # gpu_h200_collapse (issue 12: per family three clock levels, each at 1 and 4 epochs, four sigma_w x
 # three seeds on 20k images) with its analysis (C7 per family), the clock law calibrated on it and
 # `implicitbias predict` on the paper's recipes with that law.  Every spec has >= 3 seeds per sigma_w
-# and is judged by the same rules as the toy tier.  Everything lands in $OUT.
+# and is judged by the same rules as the toy tier.  Last, a user's own recipe (issue 32): the plain
+# training loop of benchmarks/own_loop.py with the ForgettingMeter (ResNet-9 on CIFAR-10 where
+# CIFAR10_PATH names its archive or folder, else on Fashion-MNIST), its runs written to a CSV file,
+# imported (`implicitbias import`) and judged (`implicitbias analyse`) like any file of runs trained
+# elsewhere; OWN_SECONDS (default 150) cuts the grid, keeping the runs that finished; OWN_ARGS
+# replaces the recipe (e.g. "--epochs 200 --sigma-w 0.1,0.5,1,2.5" for the paper's).  Everything lands in $OUT.
 #
 #   OUT=out bash benchmarks/gpu_h200.sh                     # on the GPU machine
 #   TINY=1 OUT=/tmp/g bash benchmarks/gpu_h200.sh           # CPU smoke test of the same path, a minute
@@ -24,7 +29,15 @@ OUT=${OUT:-out}
 if [ -n "${TINY:-}" ]; then  # the same steps on a CPU at toy size
     SPEC=gpu_h200_tiny COLLAPSE_SPEC=gpu_h200_collapse_tiny DEVICE=cpu SWEEP_SECONDS=300 COLLAPSE_SECONDS=300
     BENCH_ARGS="--epochs 2 --blocks sgd_low,adam --group 24"  # the toy tier's MLP blocks: 20 + 4 runs
+    OWN_ARGS="--dataset digits --val-size 150 --width 0.125 --epochs 2 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01 --threads 1"
 fi
+if [ -n "${CIFAR10_PATH:-}" ]; then
+    OWN_DATA="--dataset cifar10 --data-path $CIFAR10_PATH"
+else
+    OWN_DATA="--dataset fashion_mnist"
+fi
+OWN_SECONDS=${OWN_SECONDS:-150}
+OWN_ARGS=${OWN_ARGS:-$OWN_DATA --train-size 20000 --epochs 8 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01,adam:0.001}
 SPEC=${SPEC:-gpu_h200}
 COLLAPSE_SPEC=${COLLAPSE_SPEC:-gpu_h200_collapse}
 DEVICE=${DEVICE:-cuda}
@@ -68,3 +81,10 @@ for recipe in "--optimizer sgd --lr 0.01" "--optimizer adam --lr 0.001" "--optim
     # shellcheck disable=SC2086  # the recipe is a list of options
     implicitbias predict $recipe --batch-size 128 --epochs 200 --n-train 50000 --law "$OUT/clock_law.json"
 done | tee "$OUT/predict.txt"
+
+# 5. a user's own recipe: a plain loop with the meter -> runs file -> import -> analyse (its own store)
+# shellcheck disable=SC2086  # OWN_ARGS is a list of options
+"$PY" benchmarks/own_loop.py $OWN_ARGS --device "$DEVICE" --seconds "$OWN_SECONDS" --out "$OUT/own" | tee "$OUT/own_loop.txt"
+implicitbias --store "$OUT/own/store.sqlite" import "$OUT/own/runs.csv" | tee "$OUT/own_import.txt"
+implicitbias --store "$OUT/own/store.sqlite" analyse --out "$OUT/own/analysis" > "$OUT/own_analysis.txt"
+grep "^| C[0-9]" "$OUT/own/analysis/analysis.md" | cut -c1-400 | tee "$OUT/own_claims.txt"

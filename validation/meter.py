@@ -215,18 +215,18 @@ class ForgettingMeter:
             history.append(history_row(epoch, metrics, norms, at))
         return history, clocks
 
-    def _mean_lrs(self, clocks: Clocks) -> list[float]:
-        """The mean rate of each epoch (sum eta_k / steps) of the clock group."""
-        return [t / len(e[self.clock_group]) for t, e in zip(clocks.per_epoch["T_adapt"], self._epoch_lrs)]
+    def _peak_lrs(self) -> list[float]:
+        """The largest rate of each epoch of the clock group."""
+        return [max(e[self.clock_group]) for e in self._epoch_lrs]
 
     def config(self) -> dict:
         """The config the run is stored under (``runs_format.config_of``: schedule ``recorded``, lr the
-        largest of the epochs' mean rates, ``lr_per_epoch`` those rates)."""
+        peak rate, ``lr_per_epoch`` each epoch's largest rate)."""
         _, clocks = self._history()
-        mean_lr = self._mean_lrs(clocks)
+        peaks = self._peak_lrs()
         return config_of(sigma_w=self.sigma_w, seed=self.seed, optimizer=self.optimizer_name,
                          batch_size=self.batch_size, weight_decay=clocks.weight_decay, n_train=self.n_train,
-                         epochs=self.epochs, lr=max(mean_lr), schedule="recorded", lr_per_epoch=mean_lr,
+                         epochs=self.epochs, lr=max(peaks), schedule="recorded", lr_per_epoch=peaks,
                          dataset=self.dataset, arch=self.arch)
 
     def record(self) -> dict:
@@ -244,7 +244,7 @@ class ForgettingMeter:
         """The run in the documented run format (``validation.runs_format``): one dict per recorded
         epoch, with the recorded clocks, ready for ``pandas.DataFrame(rows).to_csv(...)``."""
         history, clocks = self._history()
-        lrs = self._mean_lrs(clocks)
+        lrs = self._peak_lrs()
         out = []
         for row in history:
             e = row["epoch"]

@@ -21,7 +21,7 @@ obtained, in this order (the record says which: ``summary.clocks_from``):
 
 1. ``T_SGD``, ``T_L2``, ``T_adapt`` columns (all three): the cumulative clocks at the end of each
    epoch as recorded per step during training (``ForgettingMeter.rows`` writes them); ``lr`` is then
-   the epoch's mean rate, and only labels and groups the run.
+   the epoch's largest rate, and only labels and groups the run.
 2. a ``schedule`` column (one of ``theory.schedules.SCHEDULES``): reconstructed from that schedule
    with peak rate ``lr`` over ceil(N / b) steps per epoch (``theory.clocks.forgetting_clocks``).
 3. otherwise ``lr`` is the rate of every step of its epoch (an epoch-wise scheduler), so every
