@@ -201,3 +201,19 @@ def test_scheduled_runs_of_two_optimisers_play_their_roles(tmp_path):
     runs = ib.import_runs(_write(tmp_path, rows), store=tmp_path / "s.sqlite")
     assert {c["schedule"] for c, _ in runs.runs} == {"per epoch"}
     assert ib.analyse(runs, store=tmp_path / "s.sqlite").verdicts()["c3"] != "not run"
+
+
+def test_the_report_judges_the_runs_trained_elsewhere(tmp_path):
+    """The clocks section's part on runs trained elsewhere (claims layer): C1-C7 by the same rules,
+    with the sentence on where the runs come from; nothing when the store holds none."""
+    from implicitbias.claims import Context
+    from implicitbias.claims.forgetting.analyse import runs_trained_elsewhere
+    from implicitbias.store import Store
+
+    with Store(tmp_path / "s.sqlite") as store:
+        ctx = Context(store=store, out=tmp_path, progress=False)
+        assert runs_trained_elsewhere(ctx) == ""
+        ib.import_runs(_write(tmp_path, _rows()), store=store)
+        text = runs_trained_elsewhere(ctx)
+    assert text.startswith("### Runs trained elsewhere: 9 runs trained elsewhere")
+    assert "9 of these runs were trained elsewhere" in text and "\n#### Claims" in text and "| C1 |" in text

@@ -41,15 +41,26 @@ class ForgettingCallback(Callback):
 
     meter_class = ForgettingMeter
 
-    def __init__(self, *, metrics: Mapping[str, str] | None = None, **meter_keywords):
+    def __init__(self, *, batch_size: int, n_train: int, sigma_w: float, seed: int,
+                 metrics: Mapping[str, str] | None = None, **meter_keywords):
         if Callback is object:
             raise params.ParameterError("ForgettingCallback needs Lightning: pip install 'implicitbias[lightning]'")
         super().__init__()
+        if metrics is not None and not isinstance(metrics, Mapping):
+            raise params.ParameterError(f"metrics must map metric names to logged names, got {metrics!r}")
         names = dict(zip(METRICS, METRICS)) | dict(metrics or {})
-        unknown = sorted(set(names) - set(METRICS))
-        if unknown:
-            raise params.ParameterError(f"metrics must map names among {', '.join(METRICS)}; got {unknown[0]!r}")
-        self.names, self.keywords, self.meter = names, meter_keywords, None
+        unknown = sorted(map(str, set(names) - set(METRICS)))
+        if unknown or not all(isinstance(v, str) for v in names.values()):
+            raise params.ParameterError(f"metrics must map names among {', '.join(METRICS)} to logged names; got "
+                                        f"{metrics!r}")
+        allowed = ("optimizer_name", "clock_group", "scale_invariant", "run_id", "dataset", "arch", "num_classes")
+        for key in meter_keywords:
+            params.choice("ForgettingCallback keyword", key, allowed)
+        n_train = params.integer("n_train", n_train, minimum=1)  # checked now, not when fit starts
+        keywords = dict(batch_size=params.integer("batch_size", batch_size, minimum=1, maximum=n_train),
+                        n_train=n_train, sigma_w=params.real("sigma_w", sigma_w, minimum=0.0, open_minimum=True),
+                        seed=params.seed("seed", seed))
+        self.names, self.keywords, self.meter = names, keywords | meter_keywords, None
 
     def on_fit_start(self, trainer, pl_module) -> None:
         if not trainer.optimizers:
