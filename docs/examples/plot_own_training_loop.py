@@ -20,11 +20,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
+from implicitbias.validation.init import scale_init_
 from sklearn.datasets import load_digits
 from torch import nn
 
 import implicitbias as ib
-from implicitbias.validation.init import scale_init_
 
 torch.set_num_threads(1)
 
@@ -54,9 +54,16 @@ class Block(nn.Module):
 
 
 def resnet(width=8):
-    return nn.Sequential(nn.Conv2d(1, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                         Block(width, width, 1), Block(width, 2 * width, 2),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * width, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, width, 3, 1, 1, bias=False),
+        nn.BatchNorm2d(width),
+        nn.ReLU(),
+        Block(width, width, 1),
+        Block(width, 2 * width, 2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(2 * width, 10),
+    )
 
 
 def evaluate(model, idx):
@@ -70,35 +77,53 @@ def evaluate(model, idx):
 # %%
 # The loop.  The lines marked ``# meter`` are all that measuring adds.
 EPOCHS, BATCH = 4, 50
-rows = []
-for name, make in (("sgd", lambda p: torch.optim.SGD(p, lr=0.02)), ("adam", lambda p: torch.optim.Adam(p, lr=0.003))):
-    for sigma_w in (0.25, 1.0, 4.0):
-        for seed in (0, 1, 2):
-            torch.manual_seed(seed)
-            model = scale_init_(resnet(), sigma_w, seed=seed)  # kernels sigma_w x He normal
-            optimizer = make(model.parameters())
-            meter = ib.ForgettingMeter(model, optimizer, batch_size=BATCH, n_train=len(train),  # meter
-                                       sigma_w=sigma_w, seed=seed, dataset="digits", arch="own-resnet")
 
-            def epoch_end(train_loss, train_acc):
-                (val_loss, val_acc), (test_loss, test_acc) = evaluate(model, val), evaluate(model, test)
-                meter.epoch_end(train_loss=train_loss, train_acc=train_acc, val_loss=val_loss,  # meter
-                                val_acc=val_acc, test_loss=test_loss, test_acc=test_acc)
 
-            epoch_end(*evaluate(model, train))  # epoch 0: the initialisation
-            shuffle = torch.Generator().manual_seed(seed)
-            for epoch in range(EPOCHS):
-                loss_sum, correct = 0.0, 0
-                for batch in train[torch.randperm(len(train), generator=shuffle)].split(BATCH):
-                    z = model(x[batch])
-                    loss = nn.functional.cross_entropy(z, y[batch])
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                    loss_sum += loss.item() * len(batch)
-                    correct += (z.argmax(1) == y[batch]).sum().item()
-                epoch_end(loss_sum / len(train), correct / len(train))
-            rows += meter.rows()  # meter
+def train_run(make_optimizer, sigma_w, seed):
+    torch.manual_seed(seed)
+    model = scale_init_(resnet(), sigma_w, seed=seed)  # kernels sigma_w x He normal
+    optimizer = make_optimizer(model.parameters())
+    # meter: hooks the optimiser's steps; the labels name the data set and the network in the analysis
+    meter = ib.ForgettingMeter(
+        model,
+        optimizer,
+        batch_size=BATCH,
+        n_train=len(train),
+        sigma_w=sigma_w,
+        seed=seed,
+        dataset="digits",
+        arch="own-resnet",
+    )
+
+    def epoch_end(train_loss, train_acc):
+        (val_loss, val_acc), (test_loss, test_acc) = evaluate(model, val), evaluate(model, test)
+        metrics = dict(train_loss=train_loss, train_acc=train_acc, val_loss=val_loss, val_acc=val_acc)
+        meter.epoch_end(**metrics, test_loss=test_loss, test_acc=test_acc)  # meter
+
+    epoch_end(*evaluate(model, train))  # epoch 0: the initialisation
+    shuffle = torch.Generator().manual_seed(seed)
+    for _ in range(EPOCHS):
+        loss_sum, correct = 0.0, 0
+        for batch in train[torch.randperm(len(train), generator=shuffle)].split(BATCH):
+            z = model(x[batch])
+            loss = nn.functional.cross_entropy(z, y[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            loss_sum += loss.item() * len(batch)
+            correct += (z.argmax(1) == y[batch]).sum().item()
+        epoch_end(loss_sum / len(train), correct / len(train))
+    return meter.rows()  # meter
+
+
+recipes = (lambda p: torch.optim.SGD(p, lr=0.02), lambda p: torch.optim.Adam(p, lr=0.003))
+rows = [
+    row
+    for make in recipes
+    for sigma_w in (0.25, 1.0, 4.0)
+    for seed in (0, 1, 2)
+    for row in train_run(make, sigma_w, seed)
+]
 
 # %%
 # The runs as a file in the run format, imported and judged.  In a shell the same is
@@ -108,8 +133,12 @@ pd.DataFrame(rows).to_csv(folder / "runs.csv", index=False)
 runs = ib.import_runs(folder / "runs.csv", store=folder / "runs.sqlite")
 print(f"{len(runs)} runs imported; {runs.clocks}")
 analysis = ib.analyse(runs, store=folder / "runs.sqlite", out=folder)
-pd.DataFrame([{"claim": r.claim.id, "check": r.evidence.check, "verdict": r.verdict.verdict, "why": r.verdict.reason}
-              for r in analysis.results])
+pd.DataFrame(
+    [
+        {"claim": r.claim.id, "check": r.evidence.check, "verdict": r.verdict.verdict, "why": r.verdict.reason}
+        for r in analysis.results
+    ]
+)
 
 # %%
 # What the meter measured: the final kernel norm of every run against sigma_w, per optimiser, with
@@ -119,8 +148,11 @@ fig, ax = plt.subplots(figsize=(6, 3.5))
 for group in analysis.groups:
     records = [record for _, record in group.runs]
     clock = records[0]["summary"]["governing_clock"]
-    ax.scatter([c["sigma_w"] for c, _ in group.runs], [r["summary"]["final_kernel_norm"] for r in records],
-               label=f"{group.label}: {clock} = {records[0]['summary']['clocks'][clock]:.3g}")
+    ax.scatter(
+        [c["sigma_w"] for c, _ in group.runs],
+        [r["summary"]["final_kernel_norm"] for r in records],
+        label=f"{group.label}: {clock} = {records[0]['summary']['clocks'][clock]:.3g}",
+    )
 ax.set_xscale("log")
 ax.set_yscale("log")
 ax.set_xlabel("sigma_w (initial weight scale)")
