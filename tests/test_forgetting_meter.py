@@ -352,3 +352,25 @@ def test_lightning_callback_records_a_fit(tmp_path):
     assert [r["epoch"] for r in record["history"]] == [1, 2, 3]
     assert callback.meter.save(tmp_path / "s.sqlite")[1] == record
     assert callback.meter.clocks().cumulative == forgetting_clocks("sgd", 0.05, B, N, 3).cumulative
+
+
+def test_inferred_scale_invariant_kernels_are_the_ones_the_output_ignores():
+    """Module-order inference (validation.init.scale_invariant_kernels) against the definition: in
+    training mode (batch statistics), scaling a listed kernel by 3 leaves the logits unchanged;
+    scaling an unlisted one (the head) changes them."""
+    from implicitbias.validation.init import kernel_modules, scale_invariant_kernels
+    from implicitbias.validation.models import build_model
+
+    torch.manual_seed(0)
+    model = build_model("resnet9", (1, 8, 8), 10, width=0.125)
+    x = torch.randn(16, 1, 8, 8)
+    listed = scale_invariant_kernels(model)
+    kernels = dict(kernel_modules(model))
+    assert listed and set(listed) < set(kernels)
+    before = model(x).detach()
+    for name, module in kernels.items():
+        with torch.no_grad():
+            module.weight.mul_(3.0)
+            after = model(x).detach()
+            module.weight.div_(3.0)
+        assert torch.allclose(after, before, rtol=1e-4, atol=1e-4) == (name in listed), name

@@ -156,17 +156,19 @@ def _cli(*args, cwd=None):
                           timeout=300)
 
 
-def test_cli_import_then_analyse(tmp_path):
+def test_cli_import_then_analyse(tmp_path, capsys):
+    """In-process (``cli.main``; the entry point in a fresh interpreter is the next test's)."""
+    from implicitbias.cli import main
+
     path = _write(tmp_path, _rows(optimizers=(("sgd", 0.01), ("adam", 0.001))))
     store = str(tmp_path / "store.sqlite")
-    dry = _cli("--store", store, "import", str(path), "--dry-run")
-    assert dry.returncode == 0 and "18 runs (0 diverged), all values valid" in dry.stdout
+    assert main(["--store", store, "import", str(path), "--dry-run"]) == 0
+    assert "18 runs (0 diverged), all values valid" in capsys.readouterr().out
     assert not (tmp_path / "store.sqlite").exists()
-    done = _cli("--store", store, "import", str(path))
-    assert done.returncode == 0, done.stderr
-    assert "imported 18 runs" in done.stdout and "reconstructed from the per-epoch learning rates" in done.stdout
-    analysed = _cli("--store", store, "analyse", "--out", str(tmp_path / "analysis"))
-    assert analysed.returncode == 0, analysed.stderr
+    assert main(["--store", store, "import", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "imported 18 runs" in out and "reconstructed from the per-epoch learning rates" in out
+    assert main(["--store", store, "analyse", "--out", str(tmp_path / "analysis")]) == 0
     text = (tmp_path / "analysis" / "analysis.md").read_text()
     assert "(18 trained elsewhere)" in text and "18 of these runs were trained elsewhere" in text
     assert "| C1 |" in text and "sgd lr 0.01, b 32, 4 ep, trained elsewhere" in text
