@@ -13,8 +13,9 @@ The format (one row per run and evaluated epoch; CSV, Parquet or JSON lines, rea
 ``num_classes`` hold the same value on every row of a run.  ``epoch`` counts epochs from 1 (0: the
 initialisation, optional); each at most once per run.  Accuracies are fractions in [0, 1], losses
 cross-entropies, ``kernel_norm`` the total sqrt(sum_l ||W_l||_F^2) over the kernels (conv and
-linear weights) that sigma_w scaled.  No value may be missing or NaN (a run that diverged: leave
-its epochs from the divergence on out).
+linear weights) that sigma_w scaled.  No required value may be missing or NaN (a run that
+diverged: leave its epochs from the divergence on out); the optional ``schedule``, losses, labels and
+``num_classes`` may be left empty (not given).
 
 How the clocks T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k are
 obtained, in this order (the record says which: ``summary.clocks_from``):
@@ -60,6 +61,7 @@ REQUIRED = ("run_id", "sigma_w", "seed", "optimizer", "batch_size", "weight_deca
             "train_acc", "val_loss", "val_acc", "test_acc", "kernel_norm")
 OPTIONAL = ("schedule", "train_loss", "test_loss", "dataset", "arch", "num_classes", *CLOCKS)
 NORM_PREFIX = "kernel_norm."
+MAY_BE_EMPTY = ("schedule", "train_loss", "test_loss", "dataset", "arch", "num_classes")  # an empty cell: not given
 PER_RUN = ("sigma_w", "seed", "optimizer", "batch_size", "weight_decay", "n_train", "schedule", "dataset", "arch",
            "num_classes")
 READERS = {".csv": "read_csv", ".parquet": "read_parquet", ".jsonl": "read_json", ".ndjson": "read_json"}
@@ -277,8 +279,7 @@ def read_runs(path: str | os.PathLike) -> list[tuple[dict, dict]]:
     runs: dict[str, list[tuple[int, dict]]] = {}
     for n, values in enumerate(frame.to_dict("records"), start=1):
         where = f"{path} row {n}"
-        row = {str(c): _cell(where, str(c), v) for c, v in values.items()
-               if not (str(c) in OPTIONAL[:6] and v is None)}  # an optional label or loss may be left empty
+        row = {str(c): _cell(where, str(c), v) for c, v in values.items() if not (str(c) in MAY_BE_EMPTY and v is None)}
         runs.setdefault(row["run_id"], []).append((n, row))
     pairs, seen = [], {}
     for run_id, rows in runs.items():
