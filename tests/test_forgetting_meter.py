@@ -134,9 +134,14 @@ def test_several_param_groups_each_with_its_clocks():
     record = meter.record()
     assert record["summary"]["clocks_by_group"] == [meter.clocks(0).total, meter.clocks(1).total]
     assert record["summary"]["governing_clock"] == "T_L2" and record["summary"]["clocks"] == meter.clocks(0).total
-    other = ForgettingMeter(_net(), torch.optim.SGD([{"params": [kernel]}, {"params": rest}], lr=0.1), batch_size=B,
-                            n_train=N, sigma_w=1.0, seed=0, clock_group=1, scale_invariant=[])
+    two_groups = torch.optim.SGD([{"params": [kernel]}, {"params": rest}], lr=0.1)
+    other = ForgettingMeter(model, two_groups, batch_size=B, n_train=N, sigma_w=1.0, seed=0, clock_group=1,
+                            scale_invariant=[])
     assert other.clock_group == 1 and other.scale_invariant == []
+    head_group = ForgettingMeter(model, two_groups, batch_size=B, n_train=N, sigma_w=1.0, seed=0, scale_invariant=["3"])
+    assert head_group.clock_group == 1  # the group of the kernel declared scale-invariant
+    neither = ForgettingMeter(model, two_groups, batch_size=B, n_train=N, sigma_w=1.0, seed=0, scale_invariant=[])
+    assert neither.clock_group == 0  # no scale-invariant kernel: the group with most kernel entries (40 vs 24)
 
 
 def test_optimizer_names_and_their_clock():

@@ -125,7 +125,7 @@ class ForgettingMeter:
             self.num_classes = head.out_features if isinstance(head, nn.Linear) and head.out_features >= 2 else None
         else:
             self.num_classes = params.integer("num_classes", num_classes, minimum=2)
-        self.clock_group = self._clock_group(model, optimizer, kernels, clock_group)
+        self.clock_group = self._clock_group(optimizer, kernels, self.scale_invariant, clock_group)
         name = optimizer_name_of(optimizer, self.clock_group) if optimizer_name is None else optimizer_name
         if name is None:
             raise params.ParameterError(f"optimizer_name must be given for a {type(optimizer).__name__} (one of "
@@ -143,11 +143,11 @@ class ForgettingMeter:
         self._handle = optimizer.register_step_pre_hook(self._before_step)
 
     @staticmethod
-    def _clock_group(model, optimizer, kernels, clock_group) -> int:
+    def _clock_group(optimizer, kernels, scale_invariant, clock_group) -> int:
         groups = optimizer.param_groups
         if clock_group is not None:
             return params.integer("clock_group", clock_group, minimum=0, maximum=len(groups) - 1)
-        invariant = {id(m.weight) for n, m in kernels.items() if n in scale_invariant_kernels(model)}
+        invariant = {id(m.weight) for n, m in kernels.items() if n in scale_invariant}
         weights = {id(m.weight) for m in kernels.values()}
 
         def entries(group, ids):
