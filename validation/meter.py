@@ -233,7 +233,7 @@ class ForgettingMeter:
         """The run's record, as ``validation.run.execute`` returns one (module docstring)."""
         history, clocks = self._history()
         record = build_record(history, optimizer=self.optimizer_name, weight_decay=clocks.weight_decay,
-                              batch_size=self.batch_size, n_train=self.n_train, steps_per_epoch=clocks.steps_per_epoch,
+                              n_train=self.n_train, steps_per_epoch=clocks.steps_per_epoch,
                               run_id=self.run_id, clocks_from=FROM_STEPS, num_classes=self.num_classes)
         record["summary"]["clocks_by_group"] = [self.clocks(g).total for g in range(len(self._current))]
         record["summary"]["clock_group"] = self.clock_group

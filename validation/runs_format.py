@@ -99,8 +99,8 @@ def _why_diverged(row: Mapping, initial_loss: float, num_classes: int | None, wa
     return None if all(v is not None and math.isfinite(v) for v in values) else "non-finite loss, accuracy or weights"
 
 
-def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float, batch_size: int, n_train: int,
-                 steps_per_epoch: int, run_id: str, clocks_from: str, num_classes: int | None = None) -> dict:
+def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float, n_train: int, steps_per_epoch: int,
+                 run_id: str, clocks_from: str, num_classes: int | None = None) -> dict:
     """The record of a run trained elsewhere from its history rows (:func:`history_row`, epoch
     order): ``validation.run.train``'s status, summary and history, the first row where the run
     diverged ending it, plus ``run_id``, ``trained`` and ``clocks_from`` in the summary."""
@@ -109,7 +109,7 @@ def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float
     initial_loss = history[0]["train_loss"] if history[0]["epoch"] == 0 and history[0]["train_loss"] else math.inf
     kept, diverged = [], (None, None)
     for row in history:
-        why = _why_diverged(row, initial_loss, num_classes, warmup) if row["epoch"] else None
+        why = _why_diverged(row, initial_loss, num_classes, warmup)
         if why:
             diverged = (row["epoch"], why)
             break
@@ -120,7 +120,7 @@ def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float
         diverged_epoch=diverged[0], diverged_reason=diverged[1], epochs_run=history[-1]["epoch"] if diverged[0] is None
         else diverged[0], clocks=dict(history[-1]["clocks"]), governing_clock=governing_clock(optimizer, weight_decay),
         steps_per_epoch=steps_per_epoch, n_train=n_train, final_kernel_norms=last["kernel_norms"], run_id=run_id,
-        trained="elsewhere", clocks_from=clocks_from, batch_size=batch_size,
+        trained="elsewhere", clocks_from=clocks_from,
     )
     history = kept + ([] if diverged[0] is None else [next(r for r in history if r["epoch"] == diverged[0])])
     return {"status": "done" if diverged[0] is None else "diverged", "summary": summary, "history": history}
@@ -260,7 +260,7 @@ def _run_of(path: Path, run_id: str, rows: list[tuple[int, dict]]) -> tuple[dict
     config = config_of(sigma_w=first["sigma_w"], seed=first["seed"], optimizer=opt, batch_size=b, weight_decay=wd,
                        n_train=n_train, epochs=epochs, lr=peak, schedule=sched, lr_per_epoch=lr_per_epoch,
                        dataset=first.get("dataset"), arch=first.get("arch"))
-    record = build_record(history, optimizer=opt, weight_decay=wd, batch_size=b, n_train=n_train, steps_per_epoch=spe,
+    record = build_record(history, optimizer=opt, weight_decay=wd, n_train=n_train, steps_per_epoch=spe,
                           run_id=run_id, clocks_from=clocks_from, num_classes=first.get("num_classes"))
     return config, record
 
