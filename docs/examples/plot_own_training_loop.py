@@ -151,12 +151,15 @@ for group in analysis.groups:
     ax.scatter(
         [c["sigma_w"] for c, _ in group.runs],
         [r["summary"]["final_kernel_norm"] for r in records],
-        label=f"{group.label}: {clock} = {records[0]['summary']['clocks'][clock]:.3g}",
+        label=f"{group.setting['optimizer']} lr {group.setting['lr']:g}: {clock} = "
+        f"{records[0]['summary']['clocks'][clock]:.3g}",
     )
 ax.set_xscale("log")
 ax.set_yscale("log")
+ax.set_xticks([0.25, 1.0, 4.0], ["0.25", "1", "4"], minor=False)
+ax.set_xticks([], minor=True)
 ax.set_xlabel("sigma_w (initial weight scale)")
 ax.set_ylabel("final kernel norm ||W||")
-ax.legend(fontsize=7)
+ax.legend(fontsize=8, loc="upper left")
 fig.tight_layout()
 plt.show()
