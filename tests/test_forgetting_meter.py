@@ -379,3 +379,24 @@ def test_inferred_scale_invariant_kernels_are_the_ones_the_output_ignores():
             after = model(x).detach()
             module.weight.div_(3.0)
         assert torch.allclose(after, before, rtol=1e-4, atol=1e-4) == (name in listed), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 60), b=st.integers(1, 60), epochs=st.integers(1, 4), decay=st.sampled_from([0.0, 1e-4, 0.3]),
+       rates=st.lists(st.floats(1e-6, 10.0), min_size=1, max_size=8))
+def test_any_rates_give_the_calculators_clocks(n, b, epochs, decay, rates):
+    """Arbitrary per-step rates (cycled), set by hand before each step: the meter's clocks are the
+    calculator's on the same rates, exactly.  The steps move nothing (no gradients): only the rates
+    the optimiser is asked to use matter."""
+    b = min(b, n)
+    model = _net()
+    opt = torch.optim.SGD(model.parameters(), lr=1.0, weight_decay=decay)
+    meter = ForgettingMeter(model, opt, batch_size=b, n_train=n, sigma_w=1.0, seed=0)
+    eta = lambda k: rates[k % len(rates)]  # noqa: E731
+    spe = steps_per_epoch(n, b)
+    for e in range(epochs):
+        for j in range(spe):
+            opt.param_groups[0]["lr"] = eta(e * spe + j)
+            opt.step()
+        meter.epoch_end(train_acc=0.5, val_loss=1.0, val_acc=0.5, test_acc=0.5)
+    assert meter.clocks().cumulative == forgetting_clocks("sgd", eta, b, n, epochs, decay).cumulative
