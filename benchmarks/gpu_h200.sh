@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# At most 8 minutes of an H200: throughput of an ensemble of two optimiser settings that share a step
+# At most 11 minutes of an H200: throughput of an ensemble of two optimiser settings that share a step
 # (batched vs one by one, TFLOP/s against the bf16 peak), then the gpu_h200 sweep (ResNet-9 on all of
 # Fashion-MNIST, SGD vs Adam vs Muon vs SGD + L2, five sigma_w x three seeds, bf16, channels_last, data
 # held on the device, ensembles of 15 runs) and its analysis (C1, C3, C4), then the clock-collapse grid
@@ -21,7 +21,8 @@
 # small enough to travel with the working tree).  The sweep is resumable: if the time limit
 # (SWEEP_SECONDS) cuts it, the finished runs are kept and analysed, and a rerun continues.
 # Time budget (H200): setup and throughput about 1 min, SWEEP_SECONDS 200 (C1/C3/C4: 9.9M training images),
-# COLLAPSE_SECONDS 200 (C7: 10.8M), analyses, calibration and predictions under 1 min.  Both sweeps are
+# COLLAPSE_SECONDS 200 (C7: 10.8M), analyses, calibration and predictions under 1 min, OWN_SECONDS 150 and its
+# import and analysis (under half a minute).  Both sweeps are
 # cut into ensembles of one block each (max_members), so a cut keeps every finished block.
 set -euo pipefail
 cd "$(dirname "$0")/.."
