@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# At most 11 minutes of an H200: throughput of an ensemble of two optimiser settings that share a step
+# At most 9.5 minutes of an H200: throughput of an ensemble of two optimiser settings that share a step
 # (batched vs one by one, TFLOP/s against the bf16 peak), then the gpu_h200 sweep (ResNet-9 on all of
 # Fashion-MNIST, SGD vs Adam vs Muon vs SGD + L2, five sigma_w x three seeds, bf16, channels_last, data
 # held on the device, ensembles of 15 runs) and its analysis (C1, C3, C4), then the clock-collapse grid
@@ -10,7 +10,7 @@
 # training loop of benchmarks/own_loop.py with the ForgettingMeter (ResNet-9 on CIFAR-10 where
 # CIFAR10_PATH names its archive or folder, else on Fashion-MNIST), its runs written to a CSV file,
 # imported (`implicitbias import`) and judged (`implicitbias analyse`) like any file of runs trained
-# elsewhere; OWN_SECONDS (default 150) cuts the grid, keeping the runs that finished; OWN_ARGS
+# elsewhere; OWN_SECONDS (default 60) cuts the grid, keeping the runs that finished; OWN_ARGS
 # replaces the recipe (e.g. "--epochs 200 --sigma-w 0.1,0.5,1,2.5" for the paper's).  Everything lands in $OUT.
 #
 #   OUT=out bash benchmarks/gpu_h200.sh                     # on the GPU machine
@@ -21,7 +21,7 @@
 # small enough to travel with the working tree).  The sweep is resumable: if the time limit
 # (SWEEP_SECONDS) cuts it, the finished runs are kept and analysed, and a rerun continues.
 # Time budget (H200): setup and throughput about 1 min, SWEEP_SECONDS 200 (C1/C3/C4: 9.9M training images),
-# COLLAPSE_SECONDS 200 (C7: 10.8M), analyses, calibration and predictions under 1 min, OWN_SECONDS 150 and its
+# COLLAPSE_SECONDS 200 (C7: 10.8M), analyses, calibration and predictions under 1 min, OWN_SECONDS 60 and its
 # import and analysis (under half a minute).  Both sweeps are
 # cut into ensembles of one block each (max_members), so a cut keeps every finished block.
 set -euo pipefail
@@ -37,7 +37,7 @@ if [ -n "${CIFAR10_PATH:-}" ]; then
 else
     OWN_DATA="--dataset fashion_mnist"
 fi
-OWN_SECONDS=${OWN_SECONDS:-150}
+OWN_SECONDS=${OWN_SECONDS:-60}
 OWN_ARGS=${OWN_ARGS:-$OWN_DATA --train-size 20000 --epochs 8 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01,adam:0.001}
 SPEC=${SPEC:-gpu_h200}
 COLLAPSE_SPEC=${COLLAPSE_SPEC:-gpu_h200_collapse}
