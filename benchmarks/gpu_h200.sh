@@ -30,6 +30,7 @@ OUT=${OUT:-out}
 if [ -n "${TINY:-}" ]; then  # the same steps on a CPU at toy size
     SPEC=gpu_h200_tiny COLLAPSE_SPEC=gpu_h200_collapse_tiny DEVICE=cpu SWEEP_SECONDS=300 COLLAPSE_SECONDS=300
     BENCH_ARGS="--epochs 2 --blocks sgd_low,adam --group 24"  # the toy tier's MLP blocks: 20 + 4 runs
+    OWN_SECONDS=${OWN_SECONDS:-300}
     OWN_ARGS="--dataset digits --val-size 150 --width 0.125 --epochs 2 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01 --threads 1"
 fi
 if [ -n "${CIFAR10_PATH:-}" ]; then
