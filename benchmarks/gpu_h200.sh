@@ -39,7 +39,7 @@ else
     OWN_DATA="--dataset fashion_mnist"
 fi
 OWN_SECONDS=${OWN_SECONDS:-60}
-OWN_ARGS=${OWN_ARGS:-$OWN_DATA --train-size 20000 --epochs 8 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01,adam:0.001}
+OWN_ARGS=${OWN_ARGS:-$OWN_DATA --train-size 10000 --epochs 4 --sigma-w 0.5,2 --seeds 0,1,2 --recipes sgd:0.01,adam:0.001}
 SPEC=${SPEC:-gpu_h200}
 COLLAPSE_SPEC=${COLLAPSE_SPEC:-gpu_h200_collapse}
 DEVICE=${DEVICE:-cuda}
