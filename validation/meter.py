@@ -32,7 +32,7 @@ The optimiser's name in the clocks' sense (``theory.clocks.OPTIMIZERS``) is read
 package's Muon and SignDescent); pass ``optimizer_name`` for any other.
 
 The record (``record()``) is ``validation.run.execute``'s (status, summary, history with the same
-row keys; ``train_loss`` and ``test_loss`` None when not passed), built by
+row keys but ``seconds``; ``train_loss`` and ``test_loss`` None when not passed), built by
 ``validation.runs_format.build_record`` as imported runs are, under ``config()``
 (``runs_format.config_of``: schedule ``recorded``).  ``rows()`` gives the run in the documented
 run format, with the recorded clocks, for a file to import elsewhere.
