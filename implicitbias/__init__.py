@@ -40,8 +40,13 @@ __all__ = [
     "phase_diagram",
     "singular_value_ode",
     "sweep",
+    "ForgettingMeter",
+    "ForgettingCallback",
+    "ImportedRuns",
+    "import_runs",
 ]
-_API = frozenset(__all__) - {"__version__", "claims"}  # the names implicitbias.api defines
+_METER = frozenset({"ForgettingMeter", "ForgettingCallback"})  # implicitbias.meter's: they import torch
+_API = frozenset(__all__) - {"__version__", "claims"} - _METER  # the names implicitbias.api defines
 
 if TYPE_CHECKING:
     from implicitbias import claims
@@ -49,6 +54,7 @@ if TYPE_CHECKING:
         Analysis,
         Certificate,
         Check,
+        ImportedRuns,
         MarginProblem,
         ParameterError,
         PhaseCell,
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
         analyse,
         check,
         forgetting_clocks,
+        import_runs,
         modified_flow,
         nc_metrics,
         open_store,
@@ -64,6 +71,7 @@ if TYPE_CHECKING:
         singular_value_ode,
         sweep,
     )
+    from implicitbias.meter import ForgettingCallback, ForgettingMeter
 
 
 def __getattr__(name: str) -> Any:
@@ -71,6 +79,8 @@ def __getattr__(name: str) -> Any:
     (``ib.claims()`` lists the claims by slug)."""
     if name in _API:
         return getattr(importlib.import_module("implicitbias.api"), name)
+    if name in _METER:  # torch is imported with them, not with the rest of the API
+        return getattr(importlib.import_module("implicitbias.meter"), name)
     if name == "claims":
         return importlib.import_module("implicitbias.claims")
     raise AttributeError(f"module 'implicitbias' has no attribute {name!r}")

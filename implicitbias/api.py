@@ -84,6 +84,8 @@ __all__ = [
     "sweep",
     "analyse",
     "open_store",
+    "ImportedRuns",
+    "import_runs",
 ]
 
 
@@ -963,8 +965,50 @@ def check(
 # -- Spec B: sweeps and their analysis ----------------------------------------------------------
 
 
+class _RunsTable(Tabular):
+    """A table of finished runs, ``runs`` its (config, record) pairs: ``to_frame()`` their per-epoch
+    histories in long format (run, epoch, metric, value; nested values such as the clocks named
+    ``clocks.T_SGD``), ``runs_frame()`` one row per run, its config and status; a notebook shows the
+    runs with the config values that vary and the final test accuracy."""
+
+    runs: Any  # (config, record) pairs, defined by each result
+
+    @property
+    def diverged(self) -> int:
+        """The number of runs that diverged."""
+        return sum(r["status"] == "diverged" for _, r in self.runs)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every run's history, one row per (run, epoch, metric) with a numeric value."""
+        import pandas as pd
+
+        rows = [
+            {"run": run, "epoch": epoch["epoch"], "metric": metric, "value": value}
+            for run, (_, record) in enumerate(self.runs)
+            for epoch in record["history"]
+            for metric, value in _flat(epoch).items()
+            if metric != "epoch"
+        ]
+        return pd.DataFrame(rows, columns=["run", "epoch", "metric", "value"])
+
+    def runs_frame(self) -> pd.DataFrame:
+        """One row per run: its index ``run``, its config (nested values flattened) and ``status``."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"run": i, **_flat(c, numeric=False), "status": r["status"]} for i, (c, r) in enumerate(self.runs)]
+        )
+
+    def _display_frame(self) -> pd.DataFrame:
+        """``runs_frame()`` with the config values that vary across runs and the final test accuracy."""
+        runs = self.runs_frame()
+        varying = [c for c in runs.columns[1:-1] if runs[c].astype(str).nunique() > 1]
+        final = [r["history"][-1].get("test_acc") if r["history"] else None for _, r in self.runs]
+        return runs[["run", *varying, "status"]].assign(final_test_acc=final)
+
+
 @dataclass(frozen=True, repr=False)
-class SweepResult(Tabular):
+class SweepResult(_RunsTable):
     """A finished sweep: its expanded spec and one run record per run, in spec order.
 
     ``to_frame()``: the runs' per-epoch histories in long format (run, epoch, metric, value; ``run``
@@ -992,39 +1036,6 @@ class SweepResult(Tabular):
     def runs(self) -> list[tuple[dict, Mapping[str, Any]]]:
         """(config, record) pairs, as :func:`analyse` reads them."""
         return list(zip(self.spec.configs, self.records, strict=True))
-
-    @property
-    def diverged(self) -> int:
-        """The number of runs that diverged."""
-        return sum(r["status"] == "diverged" for r in self.records)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Every run's history, one row per (run, epoch, metric) with a numeric value."""
-        import pandas as pd
-
-        rows = [
-            {"run": run, "epoch": epoch["epoch"], "metric": metric, "value": value}
-            for run, record in enumerate(self.records)
-            for epoch in record["history"]
-            for metric, value in _flat(epoch).items()
-            if metric != "epoch"
-        ]
-        return pd.DataFrame(rows, columns=["run", "epoch", "metric", "value"])
-
-    def runs_frame(self) -> pd.DataFrame:
-        """One row per run: its index ``run``, its config (nested values flattened) and ``status``."""
-        import pandas as pd
-
-        return pd.DataFrame(
-            [{"run": i, **_flat(c, numeric=False), "status": r["status"]} for i, (c, r) in enumerate(self.runs)]
-        )
-
-    def _display_frame(self) -> pd.DataFrame:
-        """``runs_frame()`` with the config values that vary across runs and the final test accuracy."""
-        runs = self.runs_frame()
-        varying = [c for c in runs.columns[1:-1] if runs[c].astype(str).nunique() > 1]
-        final = [r["history"][-1].get("test_acc") if r["history"] else None for r in self.records]
-        return runs[["run", *varying, "status"]].assign(final_test_acc=final)
 
     def _caption(self) -> str:
         return f"SweepResult {self.spec.name}: {len(self.records)} runs, {self.diverged} diverged"
@@ -1116,6 +1127,88 @@ def _spec_argument(name: str, spec: object) -> None:
 
 
 @dataclass(frozen=True, repr=False)
+class ImportedRuns(_RunsTable):
+    """Runs trained elsewhere, read from a file in the run format and put in a store.
+
+    Returned by :func:`import_runs` (``implicitbias import``); :func:`analyse` judges it.
+    ``to_frame()``: the runs' per-epoch histories in long format (run, epoch, metric, value);
+    ``runs_frame()``: one row per run.  A notebook shows the runs.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file read.
+    runs : tuple of (dict, Mapping)
+        (config, record) pairs, as :func:`analyse` reads them.
+    clocks : str
+        How their clocks were obtained (recorded per step, or reconstructed from a schedule), in
+        one sentence.
+
+    See Also
+    --------
+    import_runs : makes it.
+    ForgettingMeter : records runs in your own training loop.
+    """
+
+    path: Path
+    runs: tuple[tuple[dict, Mapping[str, Any]], ...] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    @property
+    def clocks(self) -> str:
+        from implicitbias.validation.runs_format import clocks_line
+
+        return clocks_line(self.runs)
+
+    def _caption(self) -> str:
+        return f"ImportedRuns {self.path.name}: {len(self)} runs, {self.diverged} diverged. {self.clocks}"
+
+    def __repr__(self) -> str:
+        return f"ImportedRuns({self.path.name!r}, runs={len(self)}, diverged={self.diverged})"
+
+
+def import_runs(path: str | os.PathLike, *, store: Store | str | os.PathLike | None = None) -> ImportedRuns:
+    """Import runs trained elsewhere (``implicitbias import``).
+
+    Reads a CSV, Parquet or JSON-lines file in the run format (one row per run and epoch;
+    :mod:`implicitbias.validation.runs_format`), checks every value and puts the runs in ``store``,
+    where :func:`analyse` and ``implicitbias analyse`` judge C1-C7 on them beside the package's
+    own runs.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file: ``.csv``, ``.parquet`` (needs pyarrow) or ``.jsonl``.
+    store : Store, str, os.PathLike or None
+        Where the runs are put (see :func:`open_store`).
+
+    Returns
+    -------
+    ImportedRuns
+        The runs read, with how their clocks were obtained.
+
+    Raises
+    ------
+    ParameterError
+        A file that cannot be read, or a value out of the format, named by file, row and column.
+
+    See Also
+    --------
+    analyse : judges the runs.
+    ForgettingMeter : records runs in your own training loop.
+    """
+    from implicitbias.validation.runs_format import import_runs as put_runs
+
+    if not isinstance(path, str | os.PathLike):
+        raise params.ParameterError(f"path must be the path of a CSV, Parquet or JSON-lines file, got {path!r}")
+    with open_store(store) as opened:
+        pairs = put_runs(path, opened)
+    return ImportedRuns(Path(path), tuple(pairs))
+
+
+@dataclass(frozen=True, repr=False)
 class Analysis(Tabular):
     r"""Spec B's claims C1-C7 judged on a sweep's runs (``implicitbias analyse``).
 
@@ -1200,7 +1293,7 @@ class Analysis(Tabular):
 
 
 def analyse(
-    runs: SweepResult | str | os.PathLike | Mapping,
+    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping,
     *,
     store: Store | str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
@@ -1212,9 +1305,10 @@ def analyse(
 
     Parameters
     ----------
-    runs : SweepResult, str, os.PathLike or Mapping
-        A :class:`SweepResult`, or a spec (as for :func:`sweep`) whose runs are read from
-        ``store``; runs not yet in the store are left out.
+    runs : SweepResult, ImportedRuns, str, os.PathLike or Mapping
+        A :class:`SweepResult`, runs trained elsewhere (:class:`ImportedRuns`, from
+        :func:`import_runs`), or a spec (as for :func:`sweep`) whose runs are read from ``store``;
+        runs not yet in the store are left out.
     store : Store, str, os.PathLike or None
         Where the runs are read from (see :func:`open_store`).
     out : str, os.PathLike or None
@@ -1241,7 +1335,7 @@ def analyse(
     >>> sorted(analysis.verdicts())
     ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']
     """
-    if not isinstance(runs, SweepResult):
+    if not isinstance(runs, SweepResult | ImportedRuns):
         _spec_argument("runs", runs)
     out = _folder("out", out)
     from implicitbias.claims import Context
@@ -1252,14 +1346,16 @@ def analyse(
 
     with open_store(store) as opened:
         if isinstance(runs, SweepResult):
-            pairs, name = runs.runs, runs.spec.name
+            pairs, name = runs.runs, f"sweep {runs.spec.name}"
+        elif isinstance(runs, ImportedRuns):
+            pairs, name = list(runs.runs), f"runs of {runs.path.name}"
         else:
             spec = load_spec(runs)
             code = run_codes(opened)
             found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
-            pairs, name = [(c, r) for c, r in found if r is not None], spec.name
+            pairs, name = [(c, r) for c, r in found if r is not None], f"sweep {spec.name}"
         ctx = Context(store=opened, out=out, progress=False)
         groups = group_runs(pairs)
         results = tuple(judged(groups))
-        markdown = judge_groups(ctx, groups, f"sweep {name}: {len(pairs)} finished runs", results=results)
+        markdown = judge_groups(ctx, groups, f"{name}: {len(pairs)} finished runs", results=results)
     return Analysis(tuple(groups), results, markdown)

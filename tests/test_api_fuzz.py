@@ -39,7 +39,7 @@ class Hang(BaseException):
 SECONDS = 60  # per call; the slowest valid call here (a first sweep or phase column) takes a few seconds
 
 # typed results the package builds and users read by attribute (no inputs of theirs to check)
-RESULTS = {"PhaseCell", "Certificate", "PhaseDiagram", "Check", "SweepResult", "Analysis"}
+RESULTS = {"PhaseCell", "Certificate", "PhaseDiagram", "Check", "SweepResult", "Analysis", "ImportedRuns"}
 
 
 def _public() -> dict:

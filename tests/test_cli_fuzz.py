@@ -67,6 +67,7 @@ BASE = {
     ("phase",): ["--K-min", "2", "--K-max", "2", "--L-max", "1", "--executor", "inline", "--no-progress"],
     ("sweep",): ["SPEC", "--dry-run", "--no-progress"],
     ("analyse",): [],
+    ("import",): ["RUNS"],
     ("report",): ["--executor", "inline", "--no-progress"],
     ("verify",): ["--no-progress"],
     ("headrank",): ["--dataset", "synthetic", "--epochs", "1", "--L", "1", "--widths", "4", "--seeds", "0",
@@ -100,6 +101,9 @@ def places(tmp_path_factory):
         'name = "fuzz"\n[base]\ndataset = "synthetic"\ndata_size = 100\nwidth = 0.0625\nepochs = 1\n'
         'batch_size = 16\nsigma_w = [1.0]\n[options]\nthreads = 1\n'
     )
+    (root / "runs.csv").write_text(
+        "run_id,sigma_w,seed,optimizer,batch_size,weight_decay,n_train,epoch,lr,train_acc,val_loss,val_acc,test_acc,"
+        "kernel_norm\na,1,0,sgd,16,0,100,1,0.1,0.5,1.0,0.5,0.5,3.0\n")
     (root / "bad_types.toml").write_text('[base]\ndataset = "synthetic"\ndata_size = 100\nflip = "false"\n')
     db = sqlite3.connect(root / "foreign.sqlite")
     db.execute("CREATE TABLE t (a)")
@@ -112,6 +116,8 @@ def places(tmp_path_factory):
                    str(root / "foreign.sqlite"), str(root / "file" / "inside.sqlite"), ""],
         "specs": [str(root / "spec.toml"), "tiny", str(root / "folder"), str(root / "latin1.toml"),
                   str(root / "bad_types.toml"), str(root / "missing.toml"), ""],
+        "runs": [str(root / "runs.csv"), str(root / "spec.toml"), str(root / "folder"), str(root / "notsql.sqlite"),
+                 str(root / "missing.csv"), ""],
         "root": root,
     }
 
@@ -155,6 +161,8 @@ def command_lines(draw, leaf, places, slow):
     base = [places["specs"][0] if a == "SPEC" else a for a in BASE[leaf]]
     if leaf == ("sweep",):
         base[0] = draw(st.sampled_from(places["specs"])) if draw(st.booleans()) else base[0]
+    if leaf == ("import",):
+        base[0] = draw(st.sampled_from(places["runs"]))
     chosen = draw(st.lists(st.sampled_from(options), min_size=1, max_size=3, unique_by=lambda a: a.dest))
     argv, nonsense = [], False
     fuzzed = {a.option_strings[0] for a in chosen}
@@ -240,7 +248,7 @@ def _check(argv, nonsense, seconds=60):
 
 
 EXAMPLES = {("clocks",): 40, ("predict",): 30, ("flows",): 25, ("dynamics", "trajectory"): 20, ("dynamics", "basin"): 20,
-            ("phase",): 12, ("sweep",): 25, ("analyse",): 15, ("report",): 25, ("verify",): 15, ("headrank",): 15,
+            ("phase",): 12, ("sweep",): 25, ("analyse",): 15, ("import",): 15, ("report",): 25, ("verify",): 15, ("headrank",): 15,
             ("store", "ls"): 15, ("store", "show"): 15, ("store", "export"): 15, ("store", "prune"): 15,
             ("store", "path"): 10}
 
@@ -280,7 +288,8 @@ GLOBAL_VALUES = {"--store": ["s.sqlite", "a b/s.sqlite"], "--executor": ["inline
 
 
 def _base(leaf, places):
-    return [str(places["root"] / "spec.toml") if a == "SPEC" else a for a in BASE[leaf]]
+    files = {"SPEC": str(places["root"] / "spec.toml"), "RUNS": str(places["root"] / "runs.csv")}
+    return [files.get(a, a) for a in BASE[leaf]]
 
 
 @settings(max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

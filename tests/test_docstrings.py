@@ -11,6 +11,7 @@ from pathlib import Path
 
 import implicitbias.theory.clocks
 import implicitbias.theory.params
+import implicitbias.validation.meter
 import pytest
 
 import implicitbias
@@ -18,7 +19,14 @@ import implicitbias.api
 import implicitbias.session
 
 # the API's modules, and the science layer's module whose function the API re-exports as it is
-MODULES = [implicitbias, implicitbias.api, implicitbias.session, implicitbias.theory.clocks, implicitbias.theory.params]
+MODULES = [
+    implicitbias,
+    implicitbias.api,
+    implicitbias.session,
+    implicitbias.theory.clocks,
+    implicitbias.theory.params,
+    implicitbias.validation.meter,
+]
 SLOW = {"implicitbias.api.sweep", "implicitbias.api.analyse"}  # each trains networks: seconds to a minute
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 

@@ -1,5 +1,6 @@
 """benchmarks/gpu_h200.sh end to end on a CPU at toy size (TINY=1): the same steps as on the H200
-(throughput, sweep and analysis, clock-collapse sweep, C7 per family, calibrated law, predictions)."""
+(throughput, sweep and analysis, clock-collapse sweep, C7 per family, calibrated law, predictions, and
+a user's own loop with the meter, its runs imported and judged)."""
 
 import os
 import subprocess
@@ -21,3 +22,6 @@ def test_gpu_script_runs_on_cpu_at_tiny_scale(tmp_path):
     assert '"sgd"' in law and '"adaptive"' in law
     predictions = (tmp_path / "predict.txt").read_text()
     assert predictions.count("governing clock:") == 3 and "prediction:" in predictions
+    own = (tmp_path / "own_analysis.txt").read_text()  # a user's loop with the meter, imported and judged
+    assert "6 trained elsewhere" in own and "6 recorded per step" in own
+    assert (tmp_path / "own_claims.txt").read_text().startswith("| C1 |")

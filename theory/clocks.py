@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ __all__ = [
     "ADAPTIVE",
     "Clocks",
     "forgetting_clocks",
+    "clocks_of_steps",
     "governing_clock",
     "steps_per_epoch",
     "total_steps",
@@ -215,11 +216,32 @@ def forgetting_clocks(
         eta = lr_schedule
     else:
         eta = schedule("constant", params.real("lr", lr_schedule, minimum=0.0, open_minimum=True, maximum=MAX_RATE), steps)
+    lrs = [[eta(e * spe + j) for j in range(spe)] for e in range(epochs)]
+    return clocks_of_steps(optimizer, lrs, batch_size, n_train, lam)
+
+
+def clocks_of_steps(
+    optimizer: str,
+    lrs: Sequence[Sequence[float]],
+    batch_size: int,
+    n_train: int,
+    weight_decay: float = 0.0,
+) -> Clocks:
+    """The clocks of the learning rates actually taken: ``lrs[e]`` holds eta_k of every step of
+    epoch e + 1 (the calculator's sums: per epoch (1/b) fsum eta_k^2, lambda fsum eta_k, fsum eta_k,
+    cumulated over epochs).  :func:`forgetting_clocks` calls it on a schedule's steps, and
+    ``validation.meter.ForgettingMeter`` on the rates it saw an optimiser take, so both add the
+    same numbers in the same order.  ``steps_per_epoch`` of the result is that of the first epoch.
+    """
+    params.choice("optimizer", optimizer, OPTIMIZERS)
+    lam = params.real("weight_decay", weight_decay, minimum=0.0, maximum=MAX_RATE)
+    if not lrs:
+        raise params.ParameterError("lrs must hold the rates of at least one epoch, got none")
     per_epoch: dict[str, list[float]] = {c: [] for c in CLOCKS}
-    for e in range(epochs):
-        lrs = [params.real("lr_schedule(k)", eta(e * spe + j), minimum=0.0, maximum=MAX_RATE) for j in range(spe)]
-        s1, s2 = math.fsum(lrs), math.fsum(x * x for x in lrs)
-        per_epoch["T_SGD"].append(s2 / int(batch_size))
+    for rates in lrs:
+        epoch = [params.real("lr_schedule(k)", eta, minimum=0.0, maximum=MAX_RATE) for eta in rates]
+        s1, s2 = math.fsum(epoch), math.fsum(x * x for x in epoch)
+        per_epoch["T_SGD"].append(s2 / batch_size)
         per_epoch["T_L2"].append(lam * s1)
         per_epoch["T_adapt"].append(s1)
     cumulative = {c: list(itertools.accumulate(v)) for c, v in per_epoch.items()}
@@ -227,9 +249,9 @@ def forgetting_clocks(
         optimizer=optimizer,
         batch_size=int(batch_size),
         n_train=int(n_train),
-        epochs=epochs,
+        epochs=len(lrs),
         weight_decay=lam,
-        steps_per_epoch=spe,
+        steps_per_epoch=len(lrs[0]),
         governing=governing_clock(optimizer, lam),
         per_epoch=per_epoch,
         cumulative=cumulative,

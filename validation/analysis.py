@@ -55,12 +55,17 @@ def family(config: Mapping) -> str:
 
 
 def describe(config: Mapping) -> str:
-    """A short name of a setting: optimiser, lr, batch, decay, schedule (unless constant), horizon."""
+    """A short name of a setting: optimiser, lr, batch, decay, schedule (unless constant), horizon, and
+    for runs trained elsewhere (``validation.runs_format``) their arch and dataset labels."""
     c = config
     wd = f", L2 {c['weight_decay']:g}" if c["weight_decay"] and c["optimizer"] not in ("adamw", "muon") else (
         f", wd {c['weight_decay']:g}" if c["weight_decay"] else "")
     sched = f", {c['schedule']}" if c.get("schedule", "constant") != "constant" else ""
-    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}{sched}, {c['epochs']} ep"
+    where = ""
+    if c.get("trained") == "elsewhere":  # validation.runs_format: a run of the user's own training code
+        named = " ".join(c[k] for k in ("arch", "dataset") if c.get(k) not in (None, "unnamed"))
+        where = f", {named} trained elsewhere" if named else ", trained elsewhere"
+    return f"{c['optimizer']} lr {c['lr']:g}, b {c['batch_size']}{wd}{sched}, {c['epochs']} ep{where}"
 
 
 @dataclass

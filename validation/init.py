@@ -23,7 +23,8 @@ import torch
 from implicitbias.theory import params
 from torch import nn
 
-__all__ = ["scale_init_", "frobenius_norm", "kernel_norms", "kernel_norm_total", "kernel_modules"]
+__all__ = ["scale_init_", "frobenius_norm", "kernel_norms", "kernel_norm_total", "kernel_modules",
+           "scale_invariant_kernels"]
 
 _KERNELS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
@@ -32,6 +33,16 @@ _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
 def kernel_modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
     """The (name, module) pairs of every conv and linear layer, in module order."""
     return [(n, m) for n, m in model.named_modules() if isinstance(m, _KERNELS)]
+
+
+def scale_invariant_kernels(model: nn.Module) -> list[str]:
+    """The names of the kernels a norm layer follows, inferred from module order: a conv or linear
+    layer is taken as scale-invariant (the loss does not see ||W||) when the next conv, linear or
+    norm layer that ``named_modules`` lists after it is a norm layer (BatchNorm, GroupNorm,
+    LayerNorm), as ResNets register ``conv -> bn``.  Module order is not the forward's order in
+    every model: ``validation.meter.ForgettingMeter`` takes a list of its own instead."""
+    layers = [(n, m) for n, m in model.named_modules() if isinstance(m, _KERNELS + _NORMS)]
+    return [n for (n, m), (_, after) in zip(layers, layers[1:]) if isinstance(m, _KERNELS) and isinstance(after, _NORMS)]
 
 
 @torch.no_grad()

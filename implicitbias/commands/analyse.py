@@ -11,7 +11,8 @@ def register(sub) -> None:
         "analyse",
         help="judge Spec B's claims C1-C7 on finished sweep runs: spreads with CIs, clocks, verdicts",
         description="Group the runs of SPEC (TOML file or packaged name) found in the store, or without SPEC every run of "
-        "the built-in networks and data sets in the store, by setting (everything but sigma_w and seed), and judge claims C1-C7 on them with "
+        "the built-in networks and data sets in the store and every run trained elsewhere (implicitbias import, "
+        "ForgettingMeter), by setting (everything but sigma_w and seed), and judge claims C1-C7 on them with "
         "the report's rules. Writes analysis.md and figures (PNG + CSV) to --out.",
     )
     p.add_argument("spec", nargs="?", default=None, help="TOML spec file or packaged spec name (default: all runs)")
@@ -24,6 +25,7 @@ def run(args) -> int:
     from implicitbias.claims.forgetting.analyse import judge_runs
     from implicitbias.store import Store
     from implicitbias.validation.run import KIND, execute, run_codes
+    from implicitbias.validation.runs_format import imported_runs
     from implicitbias.validation.sweep import load_spec
 
     out = output_folder("out", args.out, files=("analysis.md",))
@@ -36,7 +38,10 @@ def run(args) -> int:
             title = f"sweep {spec.name}: {finished} of {len(runs)} runs finished"
         else:
             runs = store.records(KIND, code=store.code_of(execute))  # the built-in models' and data sets' runs
-            title = f"all {len(runs)} finished runs in {store.path}"
+            elsewhere = imported_runs(store)
+            runs += elsewhere
+            title = f"all {len(runs)} finished runs in {store.path}" + (
+                f" ({len(elsewhere)} trained elsewhere)" if elsewhere else "")
         out.mkdir(parents=True, exist_ok=True)
         text = judge_runs(Context(store=store, out=out, progress=False), runs, title)
     (out / "analysis.md").write_text(text)

@@ -15,8 +15,9 @@ from implicitbias.claims.forgetting.wording import fmt_ci
 from implicitbias.figures import markdown_table
 from implicitbias.theory.clocks import CLOCKS
 from implicitbias.validation.analysis import Group, group_runs, summarise
+from implicitbias.validation.runs_format import clocks_line, imported_runs
 
-__all__ = ["overview", "judge_runs", "judged", "judge_groups"]
+__all__ = ["overview", "judge_runs", "judged", "judge_groups", "runs_trained_elsewhere"]
 
 
 def overview(ctx, groups: Sequence[Group], name: str) -> str:
@@ -59,13 +60,24 @@ def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "", resu
     """Markdown: the overview of ``groups`` and every Spec B claim judged on them (claims table first);
     ``results`` are :func:`judged`'s when the caller has them already."""
     if not groups:
-        return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC`)."
+        return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC` or `implicitbias import FILE`)."
+    elsewhere = clocks_line([run for g in groups for run in g.runs])
     rows, details = [], []
     for r in judged(groups, label) if results is None else results:
         claim, evidence, verdict = r.claim, r.evidence, r.verdict
         rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
         details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
                     claim.render(ctx, evidence, verdict), ""]
-    return "\n".join([f"# Analysis: {title}", "", "## Claims", "",
+    return "\n".join([f"# Analysis: {title}", "", *([elsewhere, ""] if elsewhere else []), "## Claims", "",
                       markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
                       "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])
+
+
+def runs_trained_elsewhere(ctx) -> str:
+    """Markdown for the report: C1-C7 judged with the same rules on the runs trained elsewhere that
+    ``ctx.store`` holds (``implicitbias import``, ``ForgettingMeter.save``); "" when there are none."""
+    runs = imported_runs(ctx.store)
+    if not runs:
+        return ""
+    text = judge_groups(ctx, group_runs(runs), f"{len(runs)} runs trained elsewhere", label="elsewhere")
+    return text.replace("# Analysis: ", "### Runs trained elsewhere: ", 1).replace("\n## ", "\n#### ")

@@ -25,7 +25,8 @@ from implicitbias.validation.groups import setting
 
 __all__ = ["Roles", "roles"]
 
-_OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum")
+# lr_per_epoch: the epochs' rates of a run trained elsewhere (validation.runs_format), part of its rate and horizon
+_OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum", "lr_per_epoch")
 _ALWAYS_FREE = ("eval_every", "eval_dense_until")  # how often a run is evaluated never changes its training
 
 
@@ -64,7 +65,7 @@ def roles(groups: Sequence[Group]) -> Roles:
     low = [g for g in plain if g.setting["lr"] == lr0]
     at_batch = [g for g in low if g.setting["batch_size"] == batch] or low
     base = out.baseline = min(at_batch, key=lambda g: g.setting["epochs"])
-    out.longer = sorted((g for g in low if _same(g, base, ("epochs",)) and g.setting["epochs"] > base.setting["epochs"]),
+    out.longer = sorted((g for g in low if _same(g, base, ("epochs", "lr_per_epoch")) and g.setting["epochs"] > base.setting["epochs"]),
                         key=lambda g: g.setting["epochs"])
     out.adaptive = [g for g in shallow if family(g.setting) == "adaptive" and _same(g, base, _OPTIMISER_KEYS)]
     out.forgetters = [g for g in shallow if _same(g, base, _OPTIMISER_KEYS) and g is not base and (

@@ -3,12 +3,14 @@
 section shows, before them, the experimental design of each tier the report runs and the
 overview of its groups (spreads with CIs, failures, clocks); the groups are
 ``implicitbias.claims.forgetting.group_overviews.report_tiers``'s (the claims layer trains them).
+Runs trained elsewhere that the store holds (``implicitbias import``, ``ForgettingMeter``) follow,
+with C1-C7 judged on them by the same rules (``claims.forgetting.analyse.runs_trained_elsewhere``).
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
-from implicitbias.claims.forgetting.analyse import overview
+from implicitbias.claims.forgetting.analyse import overview, runs_trained_elsewhere
 from implicitbias.claims.forgetting.group_overviews import report_tiers, train_section
 
 NAME = "clocks"
@@ -34,6 +36,7 @@ def exhibit(ctx) -> str:
     for shown in report_tiers(ctx, NAME):
         t = shown.tier
         parts += [design(t), "", overview(ctx, shown.groups, f"clocks_{t.name}_spread_vs_clock")]
+    parts.append(runs_trained_elsewhere(ctx))
     return "\n".join(parts)
 
 
