@@ -100,7 +100,7 @@ def test_a_loader_may_give_100000_classes_and_no_more():
 def test_dynamics_takes_k_up_to_512(capsys, K, refused):
     """K = 512 passes its check (the next option, a bad L, is what is refused); 1024 does not."""
     assert main(["dynamics", "trajectory", "--K", str(K), "--L", "x"]) == 2
-    assert f"error: {refused} must" in capsys.readouterr().err
+    assert f"error: --{refused} must" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("free, refused", [(1 << 20, False), ((1 << 20) - 1, True)])

@@ -26,13 +26,13 @@ def test_a_store_that_is_no_file_on_disk_is_refused_and_nothing_is_written(tmp_p
 
 
 @pytest.mark.parametrize("name", NOT_FILES)
-@pytest.mark.parametrize("command", [["sweep", "tiny", "--dry-run"], ["phase", "--kmax", "2", "--lmax", "1"]])
+@pytest.mark.parametrize("command", [["sweep", "tiny", "--dry-run"], ["phase", "--K-max", "2", "--L-max", "1"]])
 def test_cli_refuses_a_store_that_is_no_file_in_one_line(tmp_path, monkeypatch, capsys, name, command):
     monkeypatch.chdir(tmp_path)
     assert main(["--store", name, *command]) == 2
     captured = capsys.readouterr()
     (line,) = captured.err.strip().splitlines()
-    assert "error: store must be the path of an SQLite file on disk" in line and captured.out == ""
+    assert "error: --store must be the path of an SQLite file on disk" in line and captured.out == ""
     assert list(tmp_path.iterdir()) == []
 
 
@@ -65,7 +65,7 @@ def test_a_failure_at_open_says_it_happened_at_open(tmp_path, monkeypatch, capsy
         raise sqlite3.OperationalError("unable to open database file")
 
     monkeypatch.setattr(Store, "_connect", refuse)
-    assert main(["--store", str(tmp_path / "s.sqlite"), "phase", "--kmax", "2", "--lmax", "1"]) == 2
+    assert main(["--store", str(tmp_path / "s.sqlite"), "phase", "--K-max", "2", "--L-max", "1"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "cannot be opened by SQLite (unable to open database file)" in line and "during the run" not in line
 
