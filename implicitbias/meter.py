@@ -16,7 +16,6 @@ import os
 
 from implicitbias.api import open_store
 from implicitbias.store import Store
-from implicitbias.theory import params
 from implicitbias.validation import lightning_callback, meter
 
 __all__ = ["ForgettingMeter", "ForgettingCallback"]
@@ -29,9 +28,7 @@ class ForgettingMeter(meter.ForgettingMeter):
         """Put the run in ``store`` (an open ``Store``, the path of an SQLite store, or ``None``: the
         session store), where ``implicitbias analyse`` and ``ib.analyse`` judge it; returns
         (config, record)."""
-        if store is not None and not isinstance(store, Store | str | os.PathLike):
-            raise params.ParameterError(f"store must be a Store, a path or None, got {type(store).__name__}")
-        with open_store(store) as opened:
+        with open_store(store) as opened:  # refuses anything else, naming store
             return super().save(opened)
 
 

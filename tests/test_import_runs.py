@@ -194,6 +194,22 @@ def test_api_import_and_analyse(tmp_path):
     assert "runs of runs.parquet: 18 finished runs" in analysis.markdown
 
 
+def test_imported_runs_frame_is_the_file_in_long_format(tmp_path):
+    """``ImportedRuns.to_frame`` holds each file cell once, under (run, epoch, metric); the notebook
+    shows one row per run with its final test accuracy."""
+    rows = _rows(sigmas=(0.5, 2.0), seeds=(0,), epochs=2)
+    runs = ib.import_runs(_write(tmp_path, rows), store=tmp_path / "s.sqlite")
+    frame = runs.to_frame()
+    for row in rows:
+        run = next(i for i, (c, r) in enumerate(runs.runs) if r["summary"]["run_id"] == row["run_id"])
+        got = frame[(frame.run == run) & (frame.epoch == row["epoch"])].set_index("metric")["value"]
+        assert got["test_acc"] == pytest.approx(row["test_acc"])
+        assert got["kernel_norm"] == pytest.approx(row["kernel_norm"])
+    assert len(frame) == len(frame.drop_duplicates(["run", "epoch", "metric"]))
+    html = runs._repr_html_()
+    assert "ImportedRuns runs.csv: 2 runs, 0 diverged" in html and html.count("<tr") == 3  # header, 2 runs
+
+
 def test_scheduled_runs_of_two_optimisers_play_their_roles(tmp_path):
     """Runs whose per-epoch rates differ (lr_per_epoch in their configs) still pair as the low-lr SGD
     baseline and its adaptive counterpart (C3 judged, not 'not run')."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -216,13 +216,13 @@ def forgetting_clocks(
         eta = lr_schedule
     else:
         eta = schedule("constant", params.real("lr", lr_schedule, minimum=0.0, open_minimum=True, maximum=MAX_RATE), steps)
-    lrs = [[eta(e * spe + j) for j in range(spe)] for e in range(epochs)]
+    lrs = ([eta(e * spe + j) for j in range(spe)] for e in range(epochs))  # one epoch in memory at a time
     return clocks_of_steps(optimizer, lrs, batch_size, n_train, lam)
 
 
 def clocks_of_steps(
     optimizer: str,
-    lrs: Sequence[Sequence[float]],
+    lrs: Iterable[Sequence[float]],
     batch_size: int,
     n_train: int,
     weight_decay: float = 0.0,
@@ -231,27 +231,30 @@ def clocks_of_steps(
     epoch e + 1 (the calculator's sums: per epoch (1/b) fsum eta_k^2, lambda fsum eta_k, fsum eta_k,
     cumulated over epochs).  :func:`forgetting_clocks` calls it on a schedule's steps, and
     ``validation.meter.ForgettingMeter`` on the rates it saw an optimiser take, so both add the
-    same numbers in the same order.  ``steps_per_epoch`` of the result is that of the first epoch.
+    same numbers in the same order.  ``lrs`` may be a generator (read once, an epoch at a time).
+    ``steps_per_epoch`` of the result is that of the first epoch.
     """
     params.choice("optimizer", optimizer, OPTIMIZERS)
     lam = params.real("weight_decay", weight_decay, minimum=0.0, maximum=MAX_RATE)
-    if not lrs:
-        raise params.ParameterError("lrs must hold the rates of at least one epoch, got none")
     per_epoch: dict[str, list[float]] = {c: [] for c in CLOCKS}
+    first: int | None = None
     for rates in lrs:
         epoch = [params.real("lr_schedule(k)", eta, minimum=0.0, maximum=MAX_RATE) for eta in rates]
+        first = len(epoch) if first is None else first
         s1, s2 = math.fsum(epoch), math.fsum(x * x for x in epoch)
         per_epoch["T_SGD"].append(s2 / batch_size)
         per_epoch["T_L2"].append(lam * s1)
         per_epoch["T_adapt"].append(s1)
+    if first is None:
+        raise params.ParameterError("lrs must hold the rates of at least one epoch, got none")
     cumulative = {c: list(itertools.accumulate(v)) for c, v in per_epoch.items()}
     return Clocks(
         optimizer=optimizer,
         batch_size=int(batch_size),
         n_train=int(n_train),
-        epochs=len(lrs),
+        epochs=len(per_epoch["T_adapt"]),
         weight_decay=lam,
-        steps_per_epoch=len(lrs[0]),
+        steps_per_epoch=first,
         governing=governing_clock(optimizer, lam),
         per_epoch=per_epoch,
         cumulative=cumulative,
