@@ -25,7 +25,7 @@ min_{j != k} <h, w_k - w_j> over unit features h (minimax), and a rank-r softmax
 its minimum over unit w_k in R^r.  The symmetric logits V V^T of ``code_logits`` (features =
 classifier rows) have the smaller margin min_{j != k} (1 - <v_j, v_k>) (the one-vs-one distance
 of the Tammes problem); the two agree when the hull point nearest to v_k lies on the ray of v_k.
-``max_margin_code`` maximises either margin over unit rows, from repulsion starts.
+``max_margin_code`` maximises either margin over unit rows, from repulsion and random starts.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import minimize
 
-from implicitbias.numerics.maxmargin.codes import centre_columns
+from implicitbias.numerics.maxmargin.codes import centre_columns, single_threaded
 from implicitbias.numerics.maxmargin.margin import unit_margin
 from implicitbias.theory import params
 
@@ -129,6 +129,7 @@ def _pair_margins(W: np.ndarray, H: np.ndarray, off: np.ndarray) -> np.ndarray:
     return (np.diag(G)[:, None] - G)[off]
 
 
+@single_threaded
 def max_margin_code(K: int, r: int, symmetric: bool = False, seeds: int = 4, maxiter: int = 500) -> MarginCode:
     """K unit vectors in R^r maximising the smallest margin min_{k, j != k} <h_k, w_k - w_j>.
 
@@ -141,10 +142,12 @@ def max_margin_code(K: int, r: int, symmetric: bool = False, seeds: int = 4, max
     the hand-written Jacobians SLSQP needs dense; a local method, started from the repulsion code
     (seed 0) and from uniform random points (seeds 1 .. ``seeds`` - 1; at K = 13, 14 in R^3 the
     Riesz minimisers lie in another basin than the Tammes optima); the best is returned.
+    ``maxiter``: SLSQP iterations per start.
     """
     K = params.integer("K", K, minimum=2, maximum=256)
     r = params.integer("r", r, minimum=1, maximum=K)
     seeds = params.integer("seeds", seeds, minimum=1, maximum=1000)
+    maxiter = params.integer("maxiter", maxiter, minimum=1, maximum=100_000)
     n = K * r
     off = ~np.eye(K, dtype=bool)
     kk, jj = np.nonzero(off)
@@ -173,8 +176,7 @@ def max_margin_code(K: int, r: int, symmetric: bool = False, seeds: int = 4, max
 
     def norms_jac(x):
         J = np.zeros(((x.size - 1) // r, x.size))
-        for i in range(J.shape[0]):
-            J[i, i * r:(i + 1) * r] = 2 * x[i * r:(i + 1) * r]
+        J[np.repeat(np.arange(J.shape[0]), r), np.arange(x.size - 1)] = 2 * x[:-1]
         return J
 
     objective = np.zeros(n + (0 if symmetric else n) + 1)
