@@ -36,6 +36,7 @@ counts, which smooths the many kinks of the minimum over K (K - 1) margins.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,12 +58,12 @@ TAU = 1e-4  # below this margin (relative to max |Zbar_ij|) log m is continued b
 
 @dataclass(frozen=True)
 class Rank2Search:
-    """The best rank-2 code found at depth L, and every start's end point before the exact polish."""
+    """The best rank-2 code found per requested depth, and every start's end point at L = inf."""
 
     K: int
-    L: float
-    best: MarginSolution  # the best end point, polished by ``refine_exact`` and re-verified
-    ends: tuple[MarginSolution, ...]  # each start's end of the continuation, verified, in start order
+    depths: tuple  # the requested depths (reals >= 1, math.inf)
+    best: dict  # depth -> MarginSolution, polished by ``refine_exact`` and re-verified
+    ends: tuple[MarginSolution, ...]  # each start's end of the continuation at L = inf, verified, in start order
     starts: tuple[str, ...]  # the start labels, in order
 
 
@@ -75,18 +76,20 @@ def rank2_starts(K: int, count: int, seed=0) -> list[tuple[str, np.ndarray]]:
     return [(f"{START_LABEL}{i}", random_gram(K, 2, rng)) for i in range(count)]
 
 
-def smoothed_objective(x: np.ndarray, K: int, p: float, q: float) -> tuple[float, np.ndarray]:
-    """F_p of the module docstring with min m replaced by M_-q(m), and its gradient in x = (W, H).
+def smoothed_objective(x: np.ndarray, K: int, q: float) -> tuple[float, np.ndarray]:
+    """F_0 of the module docstring with min m replaced by M_-q(m), and its gradient in x = (W, H):
+
+        F_0,q = log sigma_1 + log sigma_2 + (2/q) log mean_ck exp(-q l(m_ck)),   l = log above TAU.
 
     ``x`` holds W then H (K x 2 each, row-major).  Gradients: d log sigma_i = u_i^T dZ v_i, so the
-    spectral part contributes G H to W and G^T W to H with G = U diag(phi'(sigma)) V^T (U, V from
-    the QR factors and the 2 x 2 SVD); the margin part c log M_-q (c = p, or 2 at p = 0) has
-    d/dm_ck = -c s_ck l'(m_ck) with s = softmax(-q l(m)).  Below ``TAU`` (x is scaled to max |Zbar_ij|
-    = 1 by the caller) log m is continued by its second-order Taylor polynomial at TAU,
-    l(m) = log TAU + d - d^2/2 with d = m/TAU - 1: finite everywhere, so that L-BFGS-B's line
-    search can step back from a trial point with a negative margin (with log m it returns +inf
-    there, and with a large finite value its interpolation shrinks the step to nothing: measured,
-    random starts with two almost coincident classes, min margin 1e-10, stalled at the start).
+    spectral part contributes G H to W and G^T W to H with G = U diag(1/sigma) V^T (U, V from the
+    QR factors and the 2 x 2 SVD); the margin part has d/dm_ck = -2 s_ck l'(m_ck) with
+    s = softmax(-q l(m)).  Below ``TAU`` (x is scaled to max |Zbar_ij| = 1 by the caller) log m is
+    continued by its second-order Taylor polynomial at TAU, l(m) = log TAU + d - d^2/2 with
+    d = m/TAU - 1: finite everywhere, so that L-BFGS-B's line search can step back from a trial
+    point with a negative margin (with log m it gets +inf there and stops; with a large finite
+    value its interpolation shrinks the step to nothing: measured, random starts with two almost
+    coincident classes, min margin 1e-10, stalled where they began).
     """
     W, H = x[: 2 * K].reshape(K, 2), x[2 * K :].reshape(K, 2)
     Z = W @ H.T
@@ -96,48 +99,52 @@ def smoothed_objective(x: np.ndarray, K: int, p: float, q: float) -> tuple[float
     Qh, Rh = np.linalg.qr(H)
     u, s, vt = np.linalg.svd(Rw @ Rh.T)
     U, V = Qw @ u, Qh @ vt.T
-    if p == 0:
-        value, dphi, c = float(np.sum(np.log(s))), 1 / s, 2.0
-    else:
-        total = float(np.sum(s**p))
-        value, dphi, c = math.log(total), p * s ** (p - 1) / total, p
+    value = float(np.sum(np.log(s)))
     mo = m[off]
     d = np.minimum(mo / TAU - 1, 0.0)
     log_m = np.where(d < 0, math.log(TAU) + d - d * d / 2, np.log(np.maximum(mo, TAU)))
     dlog_m = np.where(d < 0, (1 - d) / TAU, 1 / np.maximum(mo, TAU))
-    value += c / q * (float(logsumexp(-q * log_m)) - math.log(mo.size))
+    value += 2 / q * (float(logsumexp(-q * log_m)) - math.log(mo.size))
     dm = np.zeros((K, K))
-    dm[off] = -c * softmax(-q * log_m) * dlog_m
+    dm[off] = -2 * softmax(-q * log_m) * dlog_m
     dZ = -dm
     dZ[np.diag_indices(K)] += dm.sum(axis=0)  # m[c, k] = Z[k, k] - Z[c, k]
-    dW = (U * dphi) @ (V.T @ H) + dZ @ H
-    dH = (V * dphi) @ (U.T @ W) + dZ.T @ W
+    dW = (U / s) @ (V.T @ H) + dZ @ H
+    dH = (V / s) @ (U.T @ W) + dZ.T @ W
     return value, np.concatenate([dW.ravel(), dH.ravel()])
 
 
-def _continuation(Z0: np.ndarray, p: float) -> np.ndarray:
-    """The end of the q-continuation (``Q_SCHEDULE``) from a separating rank-2 Z0."""
+def _continuation(Z0: np.ndarray, schedule: Sequence[float]) -> np.ndarray:
+    """The end of the q-continuation along ``schedule`` (L = inf) from a separating rank-2 Z0."""
     K = Z0.shape[0]
     W, H = class_vectors(Z0)
     x = np.concatenate([W.ravel(), H.ravel()])
-    for q in Q_SCHEDULE:
+    for q in schedule:
         x = x / math.sqrt(np.abs(W @ H.T).max())  # F is scale-invariant: max |Zbar_ij| = 1, the scale of TAU
-        x = minimize(smoothed_objective, x, args=(K, p, q), jac=True, method="L-BFGS-B", options=LBFGS).x
+        x = minimize(smoothed_objective, x, args=(K, q), jac=True, method="L-BFGS-B", options=LBFGS).x
         W, H = x[: 2 * K].reshape(K, 2), x[2 * K :].reshape(K, 2)
     return W @ H.T
 
 
 @single_threaded
-def rank2_search(K: int, L: float, count: int = 4, seed=0, refine_iterations: int = 200) -> Rank2Search:
-    """The best rank-2 Zbar of P(K, L) found from ``count`` random planar starts (module docstring).
+def rank2_search(K: int, depths: Sequence, count: int = 4, seed=0, refine_iterations: int = 200,
+                 schedule: Sequence[float] = Q_SCHEDULE) -> Rank2Search:
+    """The best rank-2 Zbar of P(K, L) for every L in ``depths``, from ``count`` random planar starts.
 
-    ``L``: real >= 1 or ``math.inf`` (p -> 0, sum log sigma).  The best continuation end is
-    polished by ``solver.refine_exact`` with ``refine_iterations`` SLSQP iterations; every value
-    is re-verified from an SVD at unit margin.
+    ``depths``: reals >= 1 or ``math.inf`` (L weight matrices, p = 2/(L + 1); inf: p -> 0, sum
+    log sigma).  Every start is followed along the q-continuation ``schedule`` at L = inf; the
+    best end is polished by ``solver.refine_exact`` (``refine_iterations`` SLSQP iterations) into
+    the L = inf optimum, and each finite L is polished from that optimum at p(L) (a continuation
+    in depth: Theorem 3.2 concerns large L; at small L, where the best rank-2 code can differ,
+    this is the local minimum near the L = inf one).  Every value is re-verified from an SVD at
+    unit margin.
     """
-    L = math.inf if L == math.inf else params.real("L", L, minimum=1)
-    p = schatten_exponent(L)
+    depths = tuple(math.inf if d == math.inf else params.real("L", d, minimum=1) for d in depths)
+    refine_iterations = params.integer("refine_iterations", refine_iterations, minimum=1, maximum=100_000)
     labelled = rank2_starts(K, count, seed)
-    ends = tuple(verify(_continuation(Z, p), p, label) for label, Z in labelled)
-    best = refine_exact(min(ends, key=lambda s: s.key), maxiter=refine_iterations)
-    return Rank2Search(K, L, best, ends, tuple(label for label, _ in labelled))
+    ends = tuple(verify(_continuation(Z, schedule), 0.0, label) for label, Z in labelled)
+    limit = refine_exact(min(ends, key=lambda s: s.key), maxiter=refine_iterations)
+    best = {L: limit if L == math.inf else
+            refine_exact(verify(limit.Z, schatten_exponent(L), limit.start), maxiter=refine_iterations)
+            for L in depths}
+    return Rank2Search(K, depths, best, ends, tuple(label for label, _ in labelled))
