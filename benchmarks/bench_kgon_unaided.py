@@ -10,7 +10,7 @@ are the K-gon: 0 means the route was not handed the answer) and the CPU seconds 
 
 Then the global strategy measured: for every K, the fraction of starts whose end (before the
 exact polish) is within 1e-4 of the K-gon at L = inf, along the continuation ``Q_SCHEDULE`` and
-with the exact minimum alone (q = 1024 only).  Usage: python benchmarks/bench_kgon_unaided.py
+with the exact minimum alone (q = 1024 only); ``--ablation-starts 0`` skips it.  Usage: python benchmarks/bench_kgon_unaided.py
 [--kmin 4] [--kmax 32] [--starts 4] [--seed 0] [--ablation-starts 8] [--refine 200].
 """
 
@@ -59,6 +59,8 @@ def main() -> None:
                          f"{len(given)} ({handed} K-gons)", f"{cpu:.2f}"])
         print(*rows[-2], sep=" | ", flush=True)
         print(*rows[-1], sep=" | ", flush=True)
+        if not args.ablation_starts:
+            continue
         reached = []
         for schedule in (None, (1024.0,)):
             t0 = time.process_time()
@@ -70,8 +72,9 @@ def main() -> None:
         print(*ablation[-1], sep=" | ", flush=True)
     print(markdown_table(["K", "L", "value found", "K-gon (exact)", "rel. diff", "named", "starts named",
                           "CPU s (both L)"], rows))
-    print(markdown_table(["K", "ends at the K-gon, continuation 0.5 ... 1024", "CPU s",
-                          "ends at the K-gon, q = 1024 alone", "CPU s"], ablation))
+    if ablation:
+        print(markdown_table(["K", "ends at the K-gon, continuation 0.5 ... 1024", "CPU s",
+                              "ends at the K-gon, q = 1024 alone", "CPU s"], ablation))
 
 
 if __name__ == "__main__":
