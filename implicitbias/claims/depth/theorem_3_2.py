@@ -24,9 +24,13 @@ disagrees (it would refute the theorem); a worse best or a K-gon among the start
 inconclusive (the search did not reach it on its own, or was handed it).
 
 Before the rank-2 route (issue 30), the general search alone (effort 3) reached the K-gon at
-K = 4-8, 10, 12 but stopped on non-regular rank-2 codes 1-34% above it at K = 9 and 11; the
-rank-2 route reaches it at every K = 4..32 from 4 random starts (benchmarks/RESULTS.md,
-"Theorem 3.2 from random rank-2 starts").
+K = 4-8, 10, 12 but stopped on non-regular rank-2 codes 1-34% above it at K = 9 and 11 (local
+minima of the sharp min-margin landscape, which its starts did not leave).  The rank-2 route
+reaches the exact, named K-gon at L = 30 and inf at every K = 4..23 and 25 from 4 random starts
+with its default 200 polishing iterations, at K = 24 and 26..32 its value to 2e-9 relative
+(named with 1000 iterations), where along the continuation every one of 8 random starts per K
+ends at the K-gon (benchmarks/RESULTS.md, "Theorem 3.2 from random rank-2 starts").  Default
+grid K = 4, 5, 7, 9, 11, 13 (odd K beyond 8 included); the tiers gpu and full take K = 4..16.
 """
 
 from __future__ import annotations
