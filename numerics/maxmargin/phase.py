@@ -46,7 +46,7 @@ from implicitbias.numerics.maxmargin.cross_seed import cross_seed
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
-from implicitbias.numerics.maxmargin.search import search
+from implicitbias.numerics.maxmargin.search import SMALL_K, search
 from implicitbias.numerics.maxmargin.solver import (
     MAX_DIMENSION,
     WARM_SCHEDULE,
@@ -86,7 +86,6 @@ VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
 MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
-CROSS_SEED_MAX_K = 32  # columns cross-seeded from K + 1 (the self-consistency table's range)
 CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
@@ -259,8 +258,8 @@ def search_column(config: dict) -> dict:
 
 
 def _cross_seeded(K: int) -> bool:
-    """Is column K cross-seeded (and so needs the search of K + 1)?  K <= ``CROSS_SEED_MAX_K``."""
-    return K <= CROSS_SEED_MAX_K
+    """Is column K cross-seeded (and so needs the search of K + 1)?  K <= ``search.SMALL_K``."""
+    return K <= SMALL_K
 
 
 def _ident(cfg: dict) -> tuple:
