@@ -55,6 +55,18 @@ def main() -> None:
     load = os.getloadavg()[0]
     with Store(args.store) as store:
         mapper = functools.partial(store.map, progress=False)
+        for K in args.large:
+            c0, w0 = time.process_time(), time.perf_counter()
+            diagram = ib.phase_diagram(K=[K], L=range(1, args.lmax + 1), store=store)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            col = diagram.columns[0]
+            print(markdown_table(
+                ["K", "L", "verdict", "value", "NC", "rank", "structure", "lower bound", "start"],
+                [[c.K, c.L, c.verdict, f"{c.value:.6f}", f"{c.nc_value:g}", c.rank, c.structure,
+                  f"{c.lower_bound:.4f}", c.start] for c in diagram]))
+            print(f"\nK = {K}: column CPU s (search + cells, as recorded) "
+                  f"{col['search_cpu_seconds']:.1f} + {col['cpu_seconds']:.1f}; this call CPU s {cpu:.1f}, "
+                  f"wall s {wall:.1f} (0 when cached)\n")
         rows, equal, better, ranks = [], 0, 0, 0
         if args.agree:
             exact_columns = phase_diagram(mapper, [column_config(K, range(1, args.lmax + 1)) for K in args.agree])
@@ -76,18 +88,6 @@ def main() -> None:
             cells = len(args.agree) * len(depths)
             print(f"\nequal (1e-6): {equal} / {cells}; large route lower by more than 1e-6: {better}; "
                   f"same rank: {ranks} / {cells}\n")
-        for K in args.large:
-            c0, w0 = time.process_time(), time.perf_counter()
-            diagram = ib.phase_diagram(K=[K], L=range(1, args.lmax + 1), store=store)
-            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-            col = diagram.columns[0]
-            print(markdown_table(
-                ["K", "L", "verdict", "value", "NC", "rank", "structure", "lower bound", "start"],
-                [[c.K, c.L, c.verdict, f"{c.value:.6f}", f"{c.nc_value:g}", c.rank, c.structure,
-                  f"{c.lower_bound:.4f}", c.start] for c in diagram]))
-            print(f"\nK = {K}: column CPU s (search + cells, as recorded) "
-                  f"{col['search_cpu_seconds']:.1f} + {col['cpu_seconds']:.1f}; this call CPU s {cpu:.1f}, "
-                  f"wall s {wall:.1f} (0 when cached)\n")
     print(f"load average (1 min) at start / end: {load:.1f} / {os.getloadavg()[0]:.1f}")
 
 

@@ -132,9 +132,9 @@ def test_phase_diagram_at_fifty_classes(tmp_path):
 
 
 def test_phase_columns_above_the_threshold_take_the_large_route(monkeypatch):
-    """With the threshold lowered to 6, the column K = 8 is searched by ``large_search``: its starts
-    are the large route's, and its value at L = 6 is the 8-gon's closed form."""
-    monkeypatch.setattr(phase, "LOW_RANK_K", 6)
-    rec = search_column(column_config(8, [6]))
-    assert rec["starts"] == [label for label, _ in large_starts(8)]
-    assert rec["best"]["6"]["objective"] == pytest.approx(float(exact.objective_at("kgon", 8, 6)), rel=1e-9)
+    """With the threshold lowered to 4, the column K = 5 is searched by ``large_search``: its starts
+    are the large route's, and its value at L = 6 is the regular pentagon's closed form."""
+    monkeypatch.setattr(phase, "LOW_RANK_K", 4)
+    rec = search_column(column_config(5, [6]))
+    assert rec["starts"] == [label for label, _ in large_starts(5)]
+    assert rec["best"]["6"]["objective"] == pytest.approx(float(exact.objective_at("kgon", 5, 6)), rel=1e-9)
