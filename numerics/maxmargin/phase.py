@@ -4,7 +4,9 @@ Depth L counts weight matrices; the features are one more factor, N = L + 1, p =
 The unit of computation is a column: one K, all requested depths, computed in two passes by
 ``phase_diagram`` through ``Store.map`` (cached, resumable and parallel over K).  Pass 1
 (``search_column``, a pure function of {K, depths, effort, seed}) runs the global search
-(``implicitbias.numerics.maxmargin.search``) once for all the column's depths.  Pass 2
+(``implicitbias.numerics.maxmargin.search``) once for all the column's depths; above
+``low_rank.LOW_RANK_K`` = 32 classes, the rank-r route ``low_rank.large_search`` instead, whose
+cells are named from cheap invariants (``low_rank.identify_large``).  Pass 2
 (``phase_column``, a pure function of the same config: its inputs are the pass-1 records of K
 and K + 1) cross-seeds the column's best matrices from its neighbours when K <= 16
 (``implicitbias.numerics.maxmargin.cross_seed``), then for every depth records a cell: the NC
