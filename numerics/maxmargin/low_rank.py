@@ -36,9 +36,10 @@ a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
 - Exact finish (``finish``).  Every descended code is re-verified (``solver.verify``: rescaled
   to unit margin, S_p and rank from its SVD); the best ``FINISHED`` within ``WINDOW`` are
   polished with the exact margins (``solver.polish``, fine stages: L-BFGS-B bounds on the gaps)
-  and refined at fixed rank with the exact objective (``solver.refine_exact``) where K r <=
-  ``REFINE_SIZE`` (every rank at K <= 12, ranks <= 12 at K = 32, <= 4 at K = 100); the best
-  verified matrix is the depth's candidate.  Where both routes run (K <= 32) the candidates equal the
+  and, for K <= ``LOW_RANK_K`` (where the route is compared with the exact search), refined at
+  fixed rank with the exact objective (``solver.refine_exact``, too slow beyond: ``finish``); the
+  best verified matrix is the depth's candidate.  Above K = 32 a candidate is an exactly verified
+  code (an upper bound on the optimum, like every cell) polished with exact margins, not refined.  Where both routes run (K <= 32) the candidates equal the
   exact search's values (benchmarks/bench_large_k.py).
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
@@ -91,7 +92,6 @@ WINDOW = 0.02  # descended codes within 2% of a depth's best are finished exactl
 FINISHED = 2  # ... at most this many
 CARRIED = 2  # best codes of each depth that start the next depths
 MAXITER = 200  # L-BFGS-B iterations per stage
-REFINE_SIZE = 400  # the fixed-rank refinement (SLSQP, dense, cubic in its ~2 K r variables) only where K r <= this
 PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
 
 
@@ -163,13 +163,13 @@ def large_starts(K: int, seed: int = 0) -> list[tuple[str, np.ndarray]]:
 
 def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
     """The best of ``candidates`` after the exact finish (module docstring): the best ``FINISHED``
-    within ``WINDOW`` polished with the exact margins (fine stages) and refined at fixed rank where
-    K r <= ``REFINE_SIZE`` (measured: 6 CPU s at K = 50, r = 12, where the polish alone takes 0.3 s;
-    SLSQP's dense steps grow with the cube of its 2 K r - r^2 variables)."""
+    within ``WINDOW`` polished with the exact margins (fine stages) and, for K <= ``LOW_RANK_K``,
+    refined at fixed rank (measured at K = 50: 6 to 12 CPU s per refinement at r = 5..12, where the
+    polish takes 0.3 s; SLSQP's dense steps grow with the cube of its 2 K r - r^2 variables)."""
     ranked = sorted(candidates, key=lambda s: s.key)
     chosen = [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
     polished = [polish(s.Z, p, s.start, WARM_SCHEDULE) for s in chosen]
-    finished = [refine_exact(s) if s.Z.shape[0] * s.rank <= REFINE_SIZE else s for s in polished]
+    finished = [refine_exact(s) if s.Z.shape[0] <= LOW_RANK_K else s for s in polished]
     return min([*finished, ranked[0]], key=lambda s: s.key)
 
 
