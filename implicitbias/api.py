@@ -411,7 +411,10 @@ def phase_diagram(
     Neural collapse (the simplex ETF) has :math:`S_p = K - 1` at every depth.  The grid is computed
     per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; a
     column's cross-seeding runs along its depths, so a cell's best matrix can improve when more
-    depths are asked for, never worsen.
+    depths are asked for, never worsen.  Above 32 classes a column is searched by the rank-r route
+    (``numerics.maxmargin.low_rank``: factorised codes, a smooth soft-min of the margins, each
+    depth's best finished with the exact margins), minutes for :math:`K = 100`; its cells are
+    named from cheap invariants (``symmetry_order`` 0: not computed).
 
     Parameters
     ----------

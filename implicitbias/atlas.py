@@ -47,6 +47,7 @@ __all__ = [
     "structure_family",
     "draw_codes",
     "cells_markdown",
+    "large_k_markdown",
     "boundary_markdown",
     "crossover_rows",
     "crossovers_markdown",
@@ -256,6 +257,16 @@ def cells_markdown(cells: Sequence[PhaseCell]) -> str:
     Ls = sorted({c.L for c in cells}, key=float)
     table = {(c.K, c.L): SHORT[c.verdict].format(rank=c.rank) for c in cells}
     return markdown_table(["K \\ L", *Ls], [[K, *(table.get((K, L), "") for L in Ls)] for K in Ks])
+
+
+def large_k_markdown(cells: Sequence[PhaseCell]) -> str:
+    """One row per cell of a large-K column: verdict, S_p of the best code, NC's K - 1, rank, name,
+    certified lower bound."""
+    return markdown_table(
+        ["K", "L", "verdict", "S_p of the best", "NC (K - 1)", "rank", "structure", "certified lower bound"],
+        [[c.K, c.L, c.verdict, f"{c.value:.6f}", f"{c.nc_value:g}", c.rank, c.structure, f"{c.lower_bound:.4f}"]
+         for c in cells],
+    )
 
 
 def _l_star(row) -> str:

@@ -90,10 +90,12 @@ def test_report_section_is_layout_and_its_claims_agree(tmp_path, monkeypatch, st
     monkeypatch.setattr(theorem_3_2.CLAIM, "configs", {"default": theorem_3_2.Config(Ks=(4,), depths=(30,))})
     monkeypatch.setattr(nc_shallow.CLAIM, "configs", {"default": nc_shallow.Config(Ks=(2, 3), search_Ks=())})
     monkeypatch.setattr(phase_atlas, "CENSUS", {"default": ((4,), (3,), 2)})
+    monkeypatch.setattr(phase_atlas, "LARGE_K", {"default": 5})
+    monkeypatch.setattr(phase_atlas, "LARGE_DEPTHS", (1, 3))
     assert not hasattr(section, "build")
     report = build_report(tmp_path / "r", store, only=["phase"], progress=False)
     assert {c.claim: c.verdict for c in report.claims} == {"Theorem 3.1": "agrees", "Theorem 3.2": "agrees", "L = 1": "agrees"}
     text = report.path.read_text()
-    assert "L*(K)" in text and "structure map" in text and "GD census" in text
+    assert "L*(K)" in text and "structure map" in text and "GD census" in text and "A large-K row, K = 5" in text
     for name in ("phase_structures.png", "phase_heatmap.png", "phase_gd_census.png"):
         assert (tmp_path / "r" / "figures" / "phase" / name).exists()

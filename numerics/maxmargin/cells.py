@@ -91,7 +91,7 @@ class PhaseCell(Tabular):
     lower_bound_kind : str
         How ``lower_bound`` is certified.
     symmetry_order : int
-        The order of the structure's symmetry group.
+        The order of the structure's symmetry group (0: not computed, above 32 classes).
     vertex_transitive : bool
         Whether the structure is vertex-transitive.
     start : str

@@ -8,7 +8,9 @@ columns of the grid Theorem 3.1 judges in the context's tier (the same store rec
 claim's: ``numerics.maxmargin.phase``), their typed cells, the boundary L*(K), and the
 gradient-descent census (``numerics.maxmargin.gd_census``: batched normalised GD on the deep UFM
 from small random initialisation, each end point polished and named) on the grid ``CENSUS`` of
-the tier.  ``implicitbias.report.sections.phase`` lays the result out; it computes nothing.
+the tier, and one large-K row (``LARGE_K``: K = 50 in the default tier, 100 in the others, by
+the rank-r route ``numerics.maxmargin.low_rank``).  ``implicitbias.report.sections.phase`` lays
+the result out; it computes nothing.
 """
 
 from __future__ import annotations
@@ -18,15 +20,25 @@ from dataclasses import dataclass
 from implicitbias.claims.depth.theorem_3_1 import CLAIM as THEOREM_3_1
 from implicitbias.numerics.maxmargin import gd_census
 from implicitbias.numerics.maxmargin.cells import PhaseCell
-from implicitbias.numerics.maxmargin.phase import boundary, cells_of, phase_configs, phase_diagram, typed_cells
+from implicitbias.numerics.maxmargin.phase import (
+    boundary,
+    cells_of,
+    column_config,
+    phase_configs,
+    phase_diagram,
+    typed_cells,
+)
 
-__all__ = ["CENSUS", "GDCensus", "PhaseAtlas", "census", "phase_atlas"]
+__all__ = ["CENSUS", "LARGE_K", "LARGE_DEPTHS", "GDCensus", "PhaseAtlas", "census", "phase_atlas"]
 
 CENSUS = {  # (Ks, Ls, seeds) of the gradient-descent census per tier
     "default": ((4, 6, 8), (2, 3, 4), 16),
     "gpu": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
     "full": (tuple(range(4, 11)), tuple(range(2, 7)), 32),
 }
+
+LARGE_K = {"default": 50, "gpu": 100, "full": 100}  # the atlas's large-K row per tier (the rank-r route)
+LARGE_DEPTHS = tuple(range(1, 7))  # its depths
 
 
 @dataclass(frozen=True)
@@ -45,7 +57,8 @@ class PhaseAtlas:
     """The phase section's numbers: the column records of the grid K <= ``kmax``, L <= ``lmax``
     (``phase_column``'s, every depth of one K each), their cells as ``PhaseCell``s in (K, L) order,
     the boundary rows (per K: the smallest integer L at which NC is suboptimal, what beats it, the
-    exact threshold depths) and the GD census."""
+    exact threshold depths), the GD census, and the large-K row: the cells of the column
+    ``LARGE_K[tier]`` at ``LARGE_DEPTHS`` (above ``low_rank.LOW_RANK_K`` classes: the rank-r route)."""
 
     kmax: int
     lmax: int
@@ -53,6 +66,7 @@ class PhaseAtlas:
     cells: list[PhaseCell]
     boundary: list[dict]
     census: GDCensus
+    large: list[PhaseCell]
 
 
 def census(ctx) -> GDCensus:
@@ -64,7 +78,9 @@ def census(ctx) -> GDCensus:
 
 
 def phase_atlas(ctx) -> PhaseAtlas:
-    """The atlas of the phase grid Theorem 3.1 judges in ``ctx.tier``, and the GD census."""
+    """The atlas of the phase grid Theorem 3.1 judges in ``ctx.tier``, the GD census and the large-K row."""
     config = THEOREM_3_1.config(ctx.tier)
     columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
-    return PhaseAtlas(config.kmax, config.lmax, columns, typed_cells(columns), boundary(cells_of(columns)), census(ctx))
+    large = typed_cells(phase_diagram(ctx.map, [column_config(LARGE_K[ctx.tier], LARGE_DEPTHS)]))
+    return PhaseAtlas(config.kmax, config.lmax, columns, typed_cells(columns), boundary(cells_of(columns)), census(ctx),
+                      large)

@@ -18,6 +18,7 @@ from implicitbias.atlas import (
     crossover_rows,
     crossovers_markdown,
     draw_gd_census,
+    large_k_markdown,
     write_outputs,
 )
 from implicitbias.claims.depth.phase_atlas import phase_atlas
@@ -53,6 +54,16 @@ Boundary L*(K): the smallest integer depth at which NC is suboptimal, the struct
 there, and the exact real depths at which the closed-form codes tie NC ([CSV]({ctx.link(paths['boundary'])})).
 
 {boundary_markdown(atlas.boundary)}
+
+A large-K row, K = {atlas.large[0].K} at L = {atlas.large[0].L}..{atlas.large[-1].L}: beyond the exact search's range (K <= 32) the
+search is the rank-r route (codes Zbar = A B^T of rank r, a smooth soft-min of the margins, continuation;
+spherical codes of ranks 2 to 32 and the cross-polytope as starts; each depth's best finished with
+the exact margins and re-verified), named from cheap invariants (a known configuration up to
+relabelling, else rank and colour-refinement classes).  An upper bound on the optimum, like every
+cell; against the exact search at K = 8-32, L = 2-6 it is equal in 18 of 25 cells and at most 0.9%
+above in the others (benchmarks/RESULTS.md, "A hundred classes").
+
+{large_k_markdown(atlas.large)}
 
 Crossovers: real depths where two structures optimal somewhere in a column tie (exact for named
 pairs).

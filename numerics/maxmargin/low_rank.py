@@ -1,0 +1,249 @@
+"""The large-K route to P(K, L): rank-r factorised codes, a smooth soft-min margin, exact verification.
+
+Problem (Spec A, section 1; L counts weight matrices, N = L + 1 factors, p = 2/(L + 1)):
+
+    P(K, L):  minimise S_p(Zbar) = sum_i sigma_i(Zbar)^p  s.t.  Zbar_kk - Zbar_ck >= 1 (c != k).
+
+The exact search (``search``: K^2 gap variables per polish, SLSQP at fixed rank, every start at
+every search depth) grows to many minutes beyond K = 32.  Here the variables are a rank-r
+factorisation Zbar = A B^T, A, B in R^{K x r}: a width-r bottleneck, whose max-margin codes are the
+rank-r softmax codes of Jiang et al. (2023, "Generalized neural collapse for a large number of
+classes"), and by the representation cost (Spec A, section 1)
+
+    min { 1/2 sum_l ||F_l||_F^2 : F_N ... F_1 = Z } = (N/2) sum_i sigma_i(Z)^(2/N)
+
+a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
+
+- Objective.  S_p is homogeneous of degree p and the margins of degree 1, so
+  P(K, L) = min over separating Z of S_p(Z / m(Z)), m(Z) the smallest gap g_ck = Z_kk - Z_ck.  The
+  smallest gap is replaced by the generalised mean M_q(Z) = (sum_{c != k} g_ck^(-q))^(-1/q), smooth
+  where all gaps are positive, homogeneous of degree 1, with m n^(-1/q) <= M_q <= m
+  (n = K (K - 1)), and sigma^p by (sigma^2 + eps)^(p/2) >= sigma^p:
+
+      F_{q,eps}(A, B) = sum_i ((sigma_i(A B^T) / M_q)^2 + eps)^(p/2)  >=  S_p(Z / m(Z)),
+
+  so every iterate's value bounds its verified value from above, and M_q is a barrier: it
+  vanishes where a gap does.  sigma_i(A B^T) = sigma_i(R_A R_B^T) with thin QR factorisations
+  A = Q_A R_A, B = Q_B R_B: one r x r SVD per evaluation, plus K^2 r for the gaps.
+- Minimiser.  scipy's L-BFGS-B (no bounds) over (A, B), one run per start, gradient by torch
+  autograd in float64, along the continuation ``SCHEDULE`` of (q, eps), each stage warm started
+  (q = 16 finds the basin, q = 4096 pins the active margins to about 1e-3 / p relative).
+- Starts (``large_starts``): the K-gon, the cross-polytope, the catalogue's polytopes with K
+  vertices, Riesz-energy spherical codes at the ranks ``RANKS`` (``spherical.repulsion_code``),
+  and the best codes of the neighbouring depths (``large_search``: the optimum's rank falls with
+  depth, so at each depth only starts of rank at most one above the previous depth's best).
+  NC, a KKT point at every depth, is the cell's fallback and is not descended.
+- Exact finish (``finish``).  Every descended code is re-verified (``solver.verify``: rescaled
+  to unit margin, S_p and rank from its SVD); the best ``FINISHED`` within ``WINDOW`` are
+  polished with the exact margins (``solver.polish``, fine stages: L-BFGS-B bounds on the gaps)
+  and, for K <= ``LOW_RANK_K`` (where the route is compared with the exact search), refined at
+  fixed rank with the exact objective (``solver.refine_exact``, too slow beyond: ``finish``); the
+  best verified matrix is the depth's candidate.  Above K = 32 a candidate is an exactly verified
+  code (an upper bound on the optimum, like every cell) polished with exact margins, not refined.
+
+Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes"): against the exact default
+column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in 18 of 25
+cells, never below, and 3.7e-5 to 9.1e-3 above in the other 7 (K = 16 at L = 4: a basin the exact
+column reaches only by cross-seeding from K = 17; K = 24 at L = 2; K = 32 at every depth).  The
+columns K = 50 and 100 at L = 1..6 take 71 and 171 CPU s.
+
+``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
+(``identify_large``): the exact name when the matrix is a known configuration relabelled
+(``symmetry.isomorphic``, milliseconds), otherwise ``rank-r code, WL classes = c``, c the number of
+colour-refinement classes of its entries (one when the code is vertex-transitive); the full
+symmetry group (``symmetry.symmetry_group``) takes minutes at K = 100 for NC and the
+cross-polytope (their groups have orders 100! and 2^50 50!), so its order is not computed (0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from scipy.optimize import minimize
+
+from implicitbias.numerics.maxmargin import polytopes
+from implicitbias.numerics.maxmargin.codes import CODES, single_threaded
+from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
+from implicitbias.numerics.maxmargin.naming import ENTRY_RTOL, SPECTRUM_RTOL, Identification, _cosines, known_structures
+from implicitbias.numerics.maxmargin.search import SearchResult, same_minimum
+from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
+from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
+from implicitbias.numerics.maxmargin.symmetry import _stable, colour_classes, isomorphic
+from implicitbias.numerics.metrics.rank import numerical_rank
+from implicitbias.numerics.torch_threads import torch_threads
+from implicitbias.theory import params
+
+__all__ = [
+    "LOW_RANK_K",
+    "RANKS",
+    "SCHEDULE",
+    "WINDOW",
+    "FINISHED",
+    "soft_value",
+    "descend",
+    "large_starts",
+    "finish",
+    "large_search",
+    "identify_large",
+]
+
+LOW_RANK_K = 32  # phase columns with more classes take this route (the exact search's grid stops here)
+RANKS = (3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)  # ranks of the spherical-code starts (those below K - 1)
+SCHEDULE = ((16.0, 1e-2), (64.0, 1e-3), (256.0, 1e-5), (1024.0, 1e-7), (4096.0, 1e-9))  # (q, eps) stages
+WINDOW = 0.02  # descended codes within 2% of a depth's best are finished exactly ...
+FINISHED = 2  # ... at most this many
+CARRIED = 2  # best codes of each depth that start the next depths
+MAXITER = 200  # L-BFGS-B iterations per stage
+PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
+
+
+def soft_value(A: torch.Tensor, B: torch.Tensor, p: float, q: float, eps: float) -> torch.Tensor:
+    """F_{q,eps}(A, B) of the module docstring (torch, differentiable); +inf if a gap is <= 0."""
+    Z = A @ B.T
+    K = Z.shape[0]
+    gaps = (torch.diagonal(Z)[None, :] - Z)[~torch.eye(K, dtype=torch.bool)]
+    if not bool((gaps > 0).all()):
+        return torch.tensor(math.inf, dtype=Z.dtype)
+    log_mean = -torch.logsumexp(-q * torch.log(gaps), 0) / q  # log M_q
+    s = torch.linalg.svdvals(torch.linalg.qr(A).R @ torch.linalg.qr(B).R.T)
+    x = s * torch.exp(-log_mean)
+    return ((x * x + eps) ** (p / 2)).sum()
+
+
+def _factors(Z: np.ndarray, r: int) -> np.ndarray:
+    """Balanced rank-r factors of Z, A = U_r S_r^(1/2), B = V_r S_r^(1/2), as one vector."""
+    U, s, Vt = np.linalg.svd(Z)
+    root = np.sqrt(s[:r])
+    return np.concatenate([(U[:, :r] * root).ravel(), (Vt[:r].T * root).ravel()])
+
+
+@single_threaded
+def descend(Z0: np.ndarray, p: float, r: int | None = None, start: str = "given", seed: int = 0,
+            schedule=SCHEDULE) -> MarginSolution:
+    """Minimise F_{q,eps} over rank-r factors from the separating Z0 (rank r: Z0's), re-verified.
+
+    The rank-r truncation of Z0 must separate the classes (its numerical rank always does).  The
+    factors are moved (Gaussian, from ``seed``) so that Zbar moves by about ``PERTURBATION`` first: a symmetric code
+    (the cross-polytope, the K-gon) is a stationary point of F by symmetry, where L-BFGS would stop.
+    Returns the verified code (``solver.verify``) of the last stage, or of Z0's truncation if
+    that is better (descending never returns a worse matrix than its start).
+    """
+    Z0 = unit_margin(Z0)
+    K = Z0.shape[0]
+    r = numerical_rank(np.linalg.svd(Z0, compute_uv=False)) if r is None else r
+    x = _factors(Z0, r)
+    first = verify(x[: K * r].reshape(K, r) @ x[K * r:].reshape(K, r).T, p, start)
+    step = PERTURBATION / (2 * math.sqrt(r) * np.abs(x).max())  # moves Zbar's entries by about PERTURBATION
+    x = x + step * np.random.default_rng(seed).standard_normal(x.size)
+
+    def f(x, q, eps):
+        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        value = soft_value(t[: K * r].reshape(K, r), t[K * r:].reshape(K, r), p, q, eps)
+        if not torch.isfinite(value):
+            return math.inf, np.zeros_like(x)
+        value.backward()
+        return float(value.detach()), t.grad.numpy()
+
+    with torch_threads(1):
+        for q, eps in schedule:
+            x = minimize(f, x, args=(q, eps), jac=True, method="L-BFGS-B", options={"maxiter": MAXITER, "ftol": 1e-13, "gtol": 1e-10}).x
+    Z = x[: K * r].reshape(K, r) @ x[K * r:].reshape(K, r).T
+    if not min_margin(Z) > 0:  # a stage ended on a failed line search beyond the barrier
+        return first
+    return min(first, verify(Z, p, start), key=lambda s: s.key)
+
+
+def large_starts(K: int, seed: int = 0) -> list[tuple[str, np.ndarray]]:
+    """Labelled starts ``(label, Zbar)`` of the large-K route (module docstring)."""
+    K = params.integer("K", K, minimum=4, maximum=4096)
+    rng = np.random.default_rng(seed)
+    out = [("kgon", CODES["kgon"](K)), ("cross_polytope", CODES["cross_polytope"](K))]
+    out += polytopes.with_vertices(K)
+    out += [(f"repulsion-r{r}", code_logits(repulsion_code(K, r, rng))) for r in RANKS if r < K - 1]
+    return out
+
+
+def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
+    """The best of ``candidates`` after the exact finish (module docstring): the best ``FINISHED``
+    within ``WINDOW`` polished with the exact margins (fine stages) and, for K <= ``LOW_RANK_K``,
+    refined at fixed rank (measured at K = 50: 6 to 12 CPU s per refinement at r = 5..12, where the
+    polish takes 0.3 s; SLSQP's dense steps grow with the cube of its 2 K r - r^2 variables)."""
+    ranked = sorted(candidates, key=lambda s: s.key)
+    chosen = [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
+    polished = [polish(s.Z, p, s.start, WARM_SCHEDULE) for s in chosen]
+    finished = [refine_exact(s) if s.Z.shape[0] <= LOW_RANK_K else s for s in polished]
+    return min([*finished, ranked[0]], key=lambda s: s.key)
+
+
+def large_search(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
+    """Best verified candidate of P(K, L) for every finite L > 1 in ``depths`` (module docstring).
+
+    Two sweeps over the depths.  Up (increasing L): at each depth the starts of rank at most one
+    above the previous depth's best (all of them at the first depth) and the ``CARRIED`` best
+    distinct codes of the previous depth are descended, and the best are finished exactly.  Down:
+    each depth's best is offered to the depth below (descended and finished there), replacing
+    its best when smaller.  Returns a ``search.SearchResult`` (``best``: depth ->
+    ``MarginSolution``; ``branches``: the distinct best codes; ``solves``: descents and finishes).
+    """
+    K = params.integer("K", K, minimum=4, maximum=4096)
+    depths = sorted({params.real("L", d, minimum=1, open_minimum=True, maximum=10_000) for d in depths})
+    labelled = [(label, Z, numerical_rank(np.linalg.svd(Z, compute_uv=False))) for label, Z in large_starts(K, seed)]
+    best: dict = {}
+    carried: list[MarginSolution] = []
+    solves = 0
+    for L in depths:
+        p = schatten_exponent(L)
+        top = carried[0].rank + 1 if carried else K
+        pool = [descend(Z, p, r, label, seed) for label, Z, r in labelled if r <= top]
+        pool += [descend(s.Z, p, start=s.start, seed=seed) for s in carried]
+        solves += len(pool) + FINISHED
+        best[L] = finish(pool, p)
+        carried = []
+        for s in [best[L], *sorted(pool, key=lambda s: s.key)]:
+            if len(carried) < CARRIED and not any(same_minimum(s, c) for c in carried):
+                carried.append(s)
+    for deeper, L in zip(depths[::-1], depths[-2::-1]):
+        p = schatten_exponent(L)
+        offered = finish([descend(best[deeper].Z, p, start=best[deeper].start, seed=seed)], p)
+        solves += 2
+        if offered.objective < best[L].objective * (1 - 1e-9):
+            best[L] = offered
+    branches: list[MarginSolution] = []
+    for L in depths:
+        if not any(same_minimum(best[L], b) for b in branches):
+            branches.append(best[L])
+    return SearchResult(K, depths, best, branches, [label for label, _, _ in labelled], solves, 1, seed)
+
+
+def identify_large(Z: np.ndarray) -> Identification:
+    """Name and cheap invariants of Zbar at large K (module docstring; ``order`` is 0: not computed).
+
+    ``orbit_sizes`` are the sizes of the colour-refinement classes (unions of orbits: one class is
+    necessary, not sufficient, for vertex-transitivity; a named configuration is exact).
+    """
+    Z = unit_margin(Z)
+    K = Z.shape[0]
+    s = np.linalg.svd(Z, compute_uv=False)
+    r = numerical_rank(s)
+    classes = _stable(colour_classes(Z, ENTRY_RTOL), {})
+    sizes = tuple(sorted(np.unique(classes, return_counts=True)[1].tolist(), reverse=True))
+    key, name = "", f"rank-{r} code, WL classes = {len(sizes)}"
+    for cand_key, cand_name, cand in known_structures(K):
+        sc = np.linalg.svd(cand, compute_uv=False)
+        if np.allclose(s, sc, rtol=SPECTRUM_RTOL, atol=SPECTRUM_RTOL * s[0]) and isomorphic(Z, cand, ENTRY_RTOL):
+            key, name = cand_key, cand_name
+            break
+    return Identification(
+        name=name,
+        key=key,
+        rank=r,
+        singular_values=tuple(float(x) for x in s[:r]),
+        order=0,
+        orbit_sizes=sizes,
+        cosines=_cosines(Z),
+        equal_spectrum=bool(np.ptp(s[:r]) <= SPECTRUM_RTOL * s[0]),
+        symmetric=bool(np.allclose(Z, Z.T, atol=ENTRY_RTOL * np.abs(Z).max())),
+    )
