@@ -58,6 +58,7 @@ Q_SCHEDULE = tuple(2.0**k for k in range(-1, 11))  # power-mean exponents of the
 START_LABEL = "rank2:gram#"  # label prefix of the random planar starts
 LBFGS = {"maxiter": 2000, "gtol": 1e-9}
 TAU = 1e-4  # below this margin (relative to max |Zbar_ij|) log m is continued by a quadratic (``smoothed_objective``)
+EXACT_FTOL = 1e-16  # the exact polish runs to the precision limit: the K-gon is compared as a matrix (refine_exact)
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,8 @@ def rank2_search(K: int, depths: Sequence, count: int = 4, seed=0, refine_iterat
     refine_iterations = params.integer("refine_iterations", refine_iterations, minimum=1, maximum=100_000)
     labelled = rank2_starts(K, count, seed)
     ends = tuple(verify(_continuation(Z, schedule), 0.0, label) for label, Z in labelled)
-    limit = refine_exact(min(ends, key=lambda s: s.key), maxiter=refine_iterations)
+    limit = refine_exact(min(ends, key=lambda s: s.key), maxiter=refine_iterations, ftol=EXACT_FTOL)
     best = {L: limit if L == math.inf else
-            refine_exact(verify(limit.Z, schatten_exponent(L), limit.start), maxiter=refine_iterations)
+            refine_exact(verify(limit.Z, schatten_exponent(L), limit.start), maxiter=refine_iterations, ftol=EXACT_FTOL)
             for L in depths}
     return Rank2Search(K, depths, best, ends, tuple(label for label, _ in labelled))

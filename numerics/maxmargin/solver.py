@@ -227,7 +227,7 @@ def _truncations(Z: np.ndarray) -> list[np.ndarray]:
 
 
 @single_threaded
-def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200) -> MarginSolution:
+def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200, ftol: float = REFINE_FTOL) -> MarginSolution:
     """Refine a solution at its rank r with the exact objective and SLSQP; never worse.
 
     Zbar = A B^T with A, B in R^{K x r}, the gauge fixed by B[J] = I_r on r rows J chosen by a
@@ -239,9 +239,11 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200) ->
     unit margin, so the value returned is honest).  Needed because the smoothed problem is
     ill-conditioned on flat low-rank families: measured 7e-4 below the smoothed minimum at
     K = 16, L = 4.  The Jacobians are written by hand: SLSQP needs them dense.  SLSQP stops when an
-    iteration moves the objective by less than ``REFINE_FTOL`` (absolute): with 1e-16 it ran to
+    iteration moves the objective by less than ``ftol`` (absolute; ``REFINE_FTOL``): with 1e-16 it ran to
     ``maxiter`` at the precision limit, with 6-10 line-search evaluations per iteration, for values
-    equal to 1e-13 (measured on the searches of K = 14 and 24, all depths 2-12).
+    equal to 1e-13 (measured on the searches of K = 14 and 24, all depths 2-12).  The argmin is only
+    about sqrt(ftol) accurate where the minimum is quadratic: pass 1e-16 where the matrix itself is
+    compared (``rank2``: the K-gon's structure to 1e-6).
     """
     K, r, p = sol.Z.shape[0], sol.rank, sol.p
     if r >= K - 1 or r < 1:
@@ -295,7 +297,7 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200) ->
 
     res = minimize(f, np.concatenate([A0.ravel(), C0.ravel()]), jac=True, method="SLSQP",
                    constraints=[{"type": "ineq", "fun": margins_active, "jac": jacobian}],
-                   options={"maxiter": maxiter, "ftol": REFINE_FTOL})
+                   options={"maxiter": maxiter, "ftol": ftol})
     status = _Status()
     status.add(res)
     A, B = unpack(res.x)
