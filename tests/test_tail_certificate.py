@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from implicitbias.numerics.maxmargin import lower_bounds as lb
 from implicitbias.numerics.maxmargin import tail_certificate as tc
 from implicitbias.numerics.maxmargin.codes import cross_polytope_code, kgon_code, simplex_etf
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
@@ -47,7 +48,7 @@ def test_vertex_enumeration_equals_the_closed_form_without_a_floor(m, cap, total
     """(Totals below the feasibility tolerance are left out: there a vertex 1e-12 short of the total is
     accepted and the enumeration returns less, a weaker but still valid bound.)"""
     enumerated = tc.concave_tail_min(m, cap, total, p)
-    closed = tc._vertex_floor(m, cap, total, p)
+    closed = float(lb.vertex_floor(m, cap, total, p))
     assert enumerated == pytest.approx(closed, rel=1e-9, abs=1e-12) or (math.isinf(enumerated) and math.isinf(closed))
 
 
@@ -88,28 +89,67 @@ def test_certified_minima_are_below_explicit_codes():
 @settings(max_examples=40, deadline=None)
 @given(K=st.integers(3, 12), L=st.floats(1.0, 12.0))
 def test_the_generic_split_bound_is_below_every_named_code(K, L):
-    bound = tc.sigma1_split_bound(K, L, width=1e-2)
     p = schatten_exponent(L)
+    bound = lb.sigma1_split_bound(K, p, width=1e-2)
     for code in (simplex_etf(K), kgon_code(K), cross_polytope_code(K)):
         assert bound <= (np.linalg.svd(code, compute_uv=False) ** p).sum() * (1 + 1e-9)
 
 
-def test_the_generic_split_bound_certifies_nc_at_depth_one_and_improves_on_the_spectral_bound():
-    from implicitbias.numerics.maxmargin.lower_bounds import spectral_bound
-
-    assert tc.sigma1_split_bound(6, 1) == pytest.approx(5, abs=1e-9)
+def test_the_generic_split_bound_certifies_nc_at_depth_one_and_improves_on_the_older_bounds():
+    assert lb.sigma1_split_bound(6, 1.0) == pytest.approx(5, abs=1e-9)
     p = schatten_exponent(2)
-    assert tc.sigma1_split_bound(4, 2) > spectral_bound(4, p)[0] + 0.1
+    older = max(lb.nuclear_bound(4, p), lb.three_class_bound(4, p), lb.triples_bound(4, p), lb.local_bound(4, p))
+    assert lb.sigma1_split_bound(4, p) > older + 0.1
+    assert lb.spectral_bound(4, p) == (lb.sigma1_split_bound(4, p), "sigma_1 split")
 
 
-def test_the_certificate_stays_below_the_square_beyond_its_threshold():
-    """At K = 4 the square beats NC beyond L* = 2.419 (theory.codes): a certificate at L = 3 must not exceed it."""
+def test_the_interval_bound_around_the_square_stays_below_it_beyond_its_threshold():
+    """At K = 4 the square (sigma = (2, 2, 0)) beats NC beyond L* = 2.419 (``theory.codes``).  At L = 3 the
+    certified bound of the sigma_1 interval that holds the square must not exceed the square's S_p."""
     K, L = 4, 3
+    p = schatten_exponent(L)
     square = float(exact.objective_at("kgon", K, L))
     assert square < K - 1
-    certificate = tc.tail_certificate(K, L, width=2e-2, tol=2e-2)
-    assert certificate.bound <= square * (1 + 1e-6)
-    assert certificate.bound >= certificate.generic - 1e-9
+    a, b = 1.98, 2.02
+    tau, _ = tc.certified_minimum(tc.DirectionProblem(K, "tail"), b, tol=0.02)
+    mu, _ = tc.certified_minimum(tc.DirectionProblem(K, "last"), b, tol=0.02)
+    bound = tc.interval_bound(K, p, a, b, tau, mu, lb.outside_nuclear(K, p))
+    assert lb.sigma1_split_bound(K, p) - 1e-9 <= square
+    assert 2.5 < bound <= square * (1 + 1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 3), cap=st.floats(1.0, 3), total=st.floats(0.5, 6), floor=st.floats(0, 0.5),
+       p=st.floats(0.2, 0.9), spread=st.floats(0.0, 0.1), weight=st.floats(0, 1))
+def test_a_depth_range_bound_is_below_the_bound_at_every_depth_of_the_range(m, cap, total, floor, p, spread, weight):
+    ranged = tc.concave_tail_min(m, cap, total, p, floor=floor, p_high=p + spread)
+    inside = p + weight * spread
+    assert ranged <= tc.concave_tail_min(m, cap, total, inside, floor=floor) + 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(K=st.integers(4, 10), L=st.floats(1.0, 6.0), spread=st.floats(0.0, 0.5), weight=st.floats(0, 1))
+def test_the_split_bound_over_a_depth_range_is_below_every_named_code_in_the_range(K, L, spread, weight):
+    p_low, p_high = schatten_exponent(L + spread), schatten_exponent(L)
+    bound = lb.sigma1_split_bound(K, p_low, width=1e-2, p_high=p_high)
+    q = p_low + weight * (p_high - p_low)
+    for code in (simplex_etf(K), kgon_code(K), cross_polytope_code(K)):
+        assert bound <= (np.linalg.svd(code, compute_uv=False) ** q).sum() * (1 + 1e-9)
+
+
+def test_nc_is_certified_up_to_a_depth_below_every_named_threshold():
+    for K in (4, 5, 6):
+        depth = lb.nc_certified_depth(K)
+        thresholds = [float(exact.threshold_depth(s, K)) for s in exact.structures_with_vertices(K) if s != "nc"]
+        assert 1 < depth < min(thresholds)
+
+
+@pytest.mark.slow
+def test_nc_is_proved_optimal_at_four_classes_and_depth_two():
+    """The headline certificate (minutes): the bound reaches NC's value 3, where the older bounds left 28%."""
+    certificate = tc.tail_certificate(4, 2)
+    assert certificate.bound == pytest.approx(3.0, abs=1e-9) and certificate.gap < 1e-9
+    assert certificate.generic < 2.6
 
 
 @pytest.mark.parametrize("bad", [{"K": 2}, {"K": 9}, {"K": 4, "L": 0.5}, {"K": "four"}])

@@ -46,8 +46,8 @@ Reductions (each exact):
    :math:`\sigma_1^p \ge K - 1` alone.  The bound is the minimum over a partition of that range,
    refined where it is below :math:`K - 1`, capped at :math:`K - 1`.
 
-Without step 3 (:math:`\tau = \mu = 0`) the bound needs no SDP and holds at every (K, real L): the
-generic per-cell bound ``sigma1_split_bound``.  The SDPs are solved by Clarabel (interior point) to
+Without step 3 (:math:`\tau = \mu = 0`) this is the generic per-cell bound
+``lower_bounds.sigma1_split_bound`` (bound 4 there), which needs no SDP.  The SDPs are solved by Clarabel (interior point) to
 its default tolerances; each value enters the certificate less ``SOLVER_SLACK`` (relative), so the
 certificate holds up to that solver accuracy, not in exact arithmetic.
 
@@ -67,32 +67,34 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import linprog
 
-from implicitbias.numerics.maxmargin.lower_bounds import nc_local_radius
+from implicitbias.numerics.maxmargin.lower_bounds import outside_nuclear, sigma1_range, sigma1_split_bound, vertex_floor
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.theory import params
 
-__all__ = ["concave_tail_min", "sigma1_split_bound", "DirectionProblem", "certified_minimum", "TailCertificate",
+__all__ = ["concave_tail_min", "interval_bound", "DirectionProblem", "certified_minimum", "TailCertificate",
            "tail_certificate"]
 
 SOLVER_SLACK = 1e-6  # relative allowance for the SDP solver's accuracy on each g(u, b), h(n, b)
 TAIL_TOL = 5e-3  # the branch-and-bound stops when the certified minimum is this close to the best centre
-WIDTH = 2e-3  # smallest relative width of a sigma_1 interval
+WIDTH = 2e-3  # smallest relative width of a sigma_1 interval (the same as lower_bounds.SPLIT_WIDTH)
+MIN_HALF = 1e-5  # boxes are not split below this half-width (a solver failing at every centre ends there)
 MAX_CERT_K = 6  # the sphere of directions has dimension K - 2; beyond 6 the branch-and-bound is out of reach
 
 
-def concave_tail_min(m: int, cap: float, total: float, p: float, floor: float = 0.0, top: float = 0.0) -> float:
+def concave_tail_min(m: int, cap: float, total: float, p: float, floor: float = 0.0, top: float = 0.0,
+                     p_high: float | None = None) -> float:
     r""":math:`\min \sum_{i=1}^m x_i^p` over :math:`c \ge x_1 \ge \dots \ge x_m \ge f`, :math:`x_1 \ge t_1`,
     :math:`\sum x_i \ge t` (``cap`` c, ``floor`` f, ``top`` t_1, ``total`` t; :math:`0 < p \le 1`).
 
     The objective is concave, so the minimum is at a vertex of the polytope: every choice of m
     active constraints is solved and the feasible solutions compared (m <= 3 here for the SDP
-    route; the closed form ``_vertex_floor`` serves large m when ``floor`` is 0).  ``inf`` when
+    route; the closed form ``lower_bounds.vertex_floor`` serves larger m when ``floor`` is 0).  ``inf`` when
     the polytope is empty.
     """
     if m == 0:
         return 0.0 if total <= 0 and top <= 0 else math.inf
-    if floor <= 0 and m > 3:
-        return _vertex_floor(m, cap, max(total, top, 0.0), p)
+    if floor <= 0 and m > 3 and p_high is None:
+        return float(vertex_floor(m, cap, max(total, top), p))
     rows, rhs = [], []  # A x >= r
     for i in range(m):
         e = np.zeros(m)
@@ -116,48 +118,16 @@ def concave_tail_min(m: int, cap: float, total: float, p: float, floor: float = 
             continue
         x = np.linalg.solve(sub, r[list(active)])
         if np.all(A @ x >= r - 1e-12 * (1 + np.abs(r))):
-            best = min(best, float(np.sum(np.clip(x, 0, None) ** p)))
+            x = np.clip(x, 0, None)
+            best = min(best, float(np.sum(x**p if p_high is None else np.minimum(x**p, x**p_high))))
     return best
 
 
-def _vertex_floor(m: int, cap: float, total: float, p: float) -> float:
-    """Closed form of ``concave_tail_min`` with no floor: as many values at the cap as fit, the rest in one."""
-    if total <= 0:
-        return 0.0
-    if total > m * cap * (1 + 1e-12):
-        return math.inf
-    full = min(m, math.floor(total / cap))
-    rest = max(total - full * cap, 0.0)
-    return full * cap**p + rest**p
-
-
-def _outside_nuclear(K: int, p: float) -> float:
-    """N_0 = K - 1 + u_0/K: the nuclear norm of every centred feasible Zbar outside NC's certified radius."""
-    return K - 1 + nc_local_radius(K, p) / K
-
-
-def _interval_bound(K: int, p: float, a: float, b: float, tau: float, mu: float, n0: float) -> float:
-    """Step 4 of the module docstring on sigma_1 in [a, b], with tail bounds tau and mu."""
-    return a**p + concave_tail_min(K - 2, b, max(tau, n0 - b), p, floor=mu, top=1 / b)
-
-
-def _range(K: int, p: float) -> tuple[float, float, float]:
-    n0 = _outside_nuclear(K, p)
-    return n0, n0 / (K - 1), (K - 1) ** (1 / p)
-
-
-def sigma1_split_bound(K: int, L, width: float = WIDTH) -> float:
-    r"""The step-4 bound with the nuclear norm and :math:`\sigma_1\sigma_2 \ge 1` alone (no SDP).
-
-    Valid for every K >= 3 and real L >= 1 (L counts weight matrices); returns
-    :math:`\min(K - 1, \min_{[a, b]} \text{bound})` over a geometric partition of the
-    :math:`\sigma_1` range of relative width ``width``.
-    """
-    K = params.integer("K", K, minimum=3, maximum=100_000)
-    p = schatten_exponent(params.real("L", L, minimum=1))
-    n0, lo, hi = _range(K, p)
-    edges = np.geomspace(lo, hi, max(2, int(math.log(hi / lo) / math.log1p(width)) + 2))
-    return float(min(K - 1, min(_interval_bound(K, p, a, b, 0.0, 0.0, n0) for a, b in zip(edges[:-1], edges[1:]))))
+def interval_bound(K: int, p: float, a: float, b: float, tau: float, mu: float, n0: float,
+                   p_high: float | None = None) -> float:
+    """Step 4 of the module docstring on sigma_1 in [a, b] (a >= 1), with tail bounds tau and mu; with
+    ``p_high``, a bound at every exponent in [p, p_high] (each value to whichever power is smaller)."""
+    return a**p + concave_tail_min(K - 2, b, max(tau, n0 - b), p, floor=mu, top=1 / b, p_high=p_high)
 
 
 class DirectionProblem:
@@ -239,8 +209,9 @@ def certified_minimum(problem: DirectionProblem, b: float, required: float = mat
     within ``tol`` of the smallest value seen at a box centre (so no more effort can raise it much).
 
     Best-first branch-and-bound over the gnomonic boxes that meet the sorted cone; stops when the
-    certified bound reaches ``required``, is within ``tol`` of the best centre value, or the best
-    centre value is below ``tol`` (a minimum of about 0 certifies nothing).
+    certified bound reaches ``required``, is within ``tol`` of the best centre value, the best
+    centre value is below ``tol`` (a minimum of about 0 certifies nothing), or the boxes reach
+    ``MIN_HALF``.  Every return is a lower bound: the smallest box bound when it stopped.
     """
     d = problem.K - 1
     heap = []
@@ -251,9 +222,10 @@ def certified_minimum(problem: DirectionProblem, b: float, required: float = mat
                 heap.append(_box(problem, b, facet, centre, 1 / start))
     heapq.heapify(heap)
     best = min((item[3] for item in heap if item[3] > -math.inf), default=math.inf)
+    lower = 0.0
     while heap:
         lower, facet, centre, _, half = heap[0]
-        if lower >= required or best - lower <= tol or best <= tol:
+        if lower >= required or best - lower <= tol or best <= tol or half < MIN_HALF:
             return max(lower, 0.0), lower < required
         heapq.heappop(heap)
         for offset in itertools.product((-0.5, 0.5), repeat=d - 1):
@@ -263,7 +235,7 @@ def certified_minimum(problem: DirectionProblem, b: float, required: float = mat
                 if child[3] > -math.inf:
                     best = min(best, child[3])
                 heapq.heappush(heap, child)
-    return math.inf, False  # no box left: no feasible Zbar has sigma_1 <= b
+    return max(lower, 0.0), True  # no child met the cone (it touched the box's boundary only): the last bound stands
 
 
 def _box(problem: DirectionProblem, b: float, facet: int, centre: np.ndarray, half: float) -> tuple:
@@ -278,8 +250,8 @@ class TailCertificate:
 
     Attributes
     ----------
-    K, L, p : the cell (L weight matrices, p = 2/(L + 1)).
-    bound : certified lower bound on S_p over every feasible Zbar (<= K - 1).
+    K, L, L_high, p : the cell or depth range [L, L_high] (L weight matrices), p = 2/(L_high + 1).
+    bound : certified lower bound on S_p over every feasible Zbar, at every depth of the range (<= K - 1).
     nc : K - 1, NC's value.
     gap : (nc - bound) / nc; 0 means NC is optimal (up to the SDP's accuracy).
     generic : the same split without SDPs (``sigma1_split_bound``).
@@ -289,6 +261,7 @@ class TailCertificate:
 
     K: int
     L: float
+    L_high: float
     p: float
     bound: float
     nc: float
@@ -300,8 +273,10 @@ class TailCertificate:
     worst: tuple[float, float]
 
 
-def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL) -> TailCertificate:
-    """Certify S_p >= bound on P(K, L) by steps 1-4 of the module docstring (3 <= K <= 6, real L >= 1).
+def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL, L_high=None) -> TailCertificate:
+    """Certify S_p >= bound on P(K, L) by steps 1-4 of the module docstring (3 <= K <= 6, real L >= 1);
+    with ``L_high``, at every real depth in [L, L_high] at once (tau and mu do not depend on the depth;
+    the sigma_1 range and N_0 are taken at L_high, each value raised to whichever exponent gives less).
 
     The sigma_1 range is split geometrically, halving an interval while its bound is below
     K - 1 and its relative width exceeds ``width``; tau(b) and mu(b) are certified once per
@@ -309,9 +284,11 @@ def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL) -> 
     K = 5 (``benchmarks/bench_tail_certificate.py``).
     """
     K = params.integer("K", K, minimum=3, maximum=MAX_CERT_K)
-    p = schatten_exponent(params.real("L", L, minimum=1))
+    L = params.real("L", L, minimum=1)
+    L_high = L if L_high is None else params.real("L_high", L_high, minimum=L)
+    p, p_high = schatten_exponent(L_high), (None if L_high == L else schatten_exponent(L))
     clock = time.process_time()
-    n0, lo, hi = _range(K, p)
+    n0, (lo, hi) = outside_nuclear(K, p), sigma1_range(K, p)
     nc = float(K - 1)
     problems = (_problem(K, "tail"), _problem(K, "last"))
     solves0 = sum(q.solves for q in problems)
@@ -330,21 +307,21 @@ def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL) -> 
     done: list[tuple[float, float, float]] = []
     while stack:
         a, b = stack.pop()
-        bound = _interval_bound(K, p, a, b, 0.0, 0.0, n0)
+        bound = interval_bound(K, p, a, b, 0.0, 0.0, n0, p_high)
         if bound < nc:
-            tau = certified(0, b, _required(lambda t: _interval_bound(K, p, a, b, t, 0.0, n0), nc, (K - 2) * b))
-            bound = _interval_bound(K, p, a, b, tau, 0.0, n0)
+            tau = certified(0, b, _required(lambda t: interval_bound(K, p, a, b, t, 0.0, n0, p_high), nc, (K - 2) * b))
+            bound = interval_bound(K, p, a, b, tau, 0.0, n0, p_high)
             if bound < nc:
-                mu = certified(1, b, _required(lambda m: _interval_bound(K, p, a, b, tau, m, n0), nc, b))
-                bound = _interval_bound(K, p, a, b, tau, mu, n0)
+                mu = certified(1, b, _required(lambda m: interval_bound(K, p, a, b, tau, m, n0, p_high), nc, b))
+                bound = interval_bound(K, p, a, b, tau, mu, n0, p_high)
         if bound < nc and b / a - 1 > width:
             mid = math.sqrt(a * b)
             stack += [(a, mid), (mid, b)]
         else:
             done.append((min(bound, nc), a, b))
     worst = min(done)
-    return TailCertificate(K=K, L=float(L), p=p, bound=worst[0], nc=nc, gap=(nc - worst[0]) / nc,
-                           generic=sigma1_split_bound(K, L), intervals=len(done),
+    return TailCertificate(K=K, L=float(L), L_high=float(L_high), p=p, bound=worst[0], nc=nc, gap=(nc - worst[0]) / nc,
+                           generic=sigma1_split_bound(K, p, p_high=p_high), intervals=len(done),
                            sdp_solves=sum(q.solves for q in problems) - solves0,
                            seconds=time.process_time() - clock, worst=(worst[1], worst[2]))
 
