@@ -296,12 +296,15 @@ def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL, L_h
     cache: dict[tuple[int, float], tuple[float, bool]] = {}
 
     def certified(which: int, b: float, required: float) -> float:
-        """tau(b) (which = 0) or mu(b) (1), certified at least to ``required`` where possible."""
+        """tau(b) (which = 0) or mu(b) (1), certified at least to ``required`` where possible.  Both
+        do not increase with b (a larger b admits more Zbar), so a bound certified at any b' >= b
+        holds at b: the largest of those is tried before any SDP is solved."""
+        inherited = max((v for (w, c), (v, _) in cache.items() if w == which and c >= b), default=-math.inf)
         value, settled = cache.get((which, b), (-math.inf, False))
-        if value < required and not settled:
+        if max(value, inherited) < required and not settled:
             value, settled = certified_minimum(problems[which], b, required, tol)
             cache[which, b] = (value, settled)
-        return value
+        return max(value, inherited)
 
     stack = [(lo, hi)]
     done: list[tuple[float, float, float]] = []
