@@ -27,6 +27,22 @@ def _schatten(Z, p):
     return float(np.sum(s[s > 1e-12 * s[0]] ** p))
 
 
+def _split(K, p, width=lb.SPLIT_WIDTH):
+    """Bound 4 interval by interval: sigma_1 in [a, b], the other K - 2 values in [0, b] summing to at least
+    t = max(N_0 - b, 1/b), the concave sum smallest with floor(t/b) of them at b and the remainder in one."""
+    n0 = K - 1 + lb.nc_local_radius(K, p) / K
+    lo, hi = n0 / (K - 1), (K - 1) ** (1 / p)
+    n = max(2, int(math.log(hi / lo) / math.log1p(width)) + 2)
+    edges = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    best = math.inf
+    for a, b in zip(edges[:-1], edges[1:]):
+        t = max(n0 - b, 1 / b)
+        full, rest = divmod(t, b)
+        if full + (rest > 0) <= K - 2:
+            best = min(best, a**p + full * b**p + rest**p)
+    return min(K - 1, best)
+
+
 @pytest.mark.parametrize("K, p", POINTS)
 def test_each_bound_is_its_derivation(K, p):
     assert lb.nuclear_bound(K, p) == pytest.approx(float(K - 1) ** p, rel=1e-14)
@@ -37,8 +53,8 @@ def test_each_bound_is_its_derivation(K, p):
     assert lb.local_bound(K, p) == pytest.approx(min(K - 1, (K - 1 + u0 / K) ** p), rel=1e-14)
     value, name = lb.spectral_bound(K, p)
     bounds = {"nuclear norm": lb.nuclear_bound(K, p), "three classes": 2.0, "all triples": lb.triples_bound(K, p),
-              "nuclear norm outside NC's certified radius": lb.local_bound(K, p)}
-    assert value == max(bounds.values()) and bounds[name] == value
+              "nuclear norm outside NC's certified radius": lb.local_bound(K, p), "sigma_1 split": _split(K, p)}
+    assert value == pytest.approx(max(bounds.values()), rel=1e-12) and bounds[name] == pytest.approx(value, rel=1e-12)
     assert value <= K - 1 + 1e-12  # NC is feasible: no bound may exceed its value
 
 

@@ -20,6 +20,16 @@ every p in (0, 1]; ``spectral_bound`` is their maximum.
    E = sum_{i<j} (y_i y_j)^(q/2) <= max_{i<j}(y_i y_j)^(q/2 - 1) sum_{i<j} y_i y_j
    <= (s^2/4)^(q/2 - 1) s^2/2 = 2 (s/2)^q, so S_p = s >= 2 (E/2)^(p/4) >= 2 (K (K - 1)/12)^(p/4).
 
+4. Splitting the largest singular value (``sigma1_split_bound``).  Outside NC's certified
+   neighbourhood (below) the nuclear norm is at least N_0 = K - 1 + u_0/K.  For sigma_1 in [a, b],
+   the other m = K - 2 nonzero singular values of the centred Zbar lie in [0, b], sum to at least
+   N_0 - b, and the largest is at least 1/b (bound 2: sigma_1 sigma_2 >= 1).  x -> sum x_i^p is
+   concave, so its minimum over that polytope is at a vertex, where as many values as fit sit at b
+   and the rest in one (``vertex_floor``): S_p >= a^p + vertex_floor(m, b, max(N_0 - b, 1/b), p).
+   sigma_1 ranges over [N_0/(K - 1), (K - 1)^(1/p)] (below, the nuclear norm cannot reach N_0;
+   above, sigma_1^p >= K - 1 alone); the bound is the minimum over a geometric partition of it.
+   ``tail_certificate`` sharpens the same split with SDP bounds on the tail.
+
 They are weak away from small K and small L (they do not see which ranks are feasible); the
 phase diagram reports the gap between each cell's best value and its best certified bound.
 
@@ -43,7 +53,8 @@ import numpy as np
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.theory import params
 
-__all__ = ["nc_local_radius", "local_bound", "nuclear_bound", "three_class_bound", "triples_bound", "spectral_bound", "certified_lower_bound",
+__all__ = ["nc_local_radius", "local_bound", "vertex_floor", "outside_nuclear", "sigma1_range", "sigma1_split_bound",
+           "nc_certified_depth", "nuclear_bound", "three_class_bound", "triples_bound", "spectral_bound", "certified_lower_bound",
            "monotone_bound"]
 
 
@@ -67,12 +78,79 @@ def local_bound(K: int, p: float) -> float:
     return float(min(K - 1, (K - 1 + nc_local_radius(K, p) / K) ** p))
 
 
+SPLIT_WIDTH = 2e-3  # relative width of the sigma_1 intervals of bound 4
+
+
+def vertex_floor(m: int, cap, total, p: float):
+    r""":math:`\min\{\sum_{i=1}^m x_i^p : 0 \le x_i \le c,\ \sum x_i \ge t\}` (concave: at a vertex) for
+    :math:`0 < p \le 1`: :math:`\lfloor t/c \rfloor c^p + (t - \lfloor t/c \rfloor c)^p`; ``inf`` when
+    :math:`t > m c`, 0 when :math:`t \le 0`.  Elementwise over arrays ``cap`` and ``total``.
+    """
+    cap, total = np.asarray(cap, dtype=float), np.maximum(np.asarray(total, dtype=float), 0.0)
+    full = np.minimum(m, np.floor(total / cap))
+    rest = np.maximum(total - full * cap, 0.0)
+    value = full * cap**p + rest**p
+    return np.where(total > m * cap * (1 + 1e-12), np.inf, value)
+
+
+def outside_nuclear(K: int, p: float) -> float:
+    """N_0 = K - 1 + u_0/K: the nuclear norm of every centred feasible Zbar outside NC's certified radius."""
+    return K - 1 + nc_local_radius(K, p) / K
+
+
+def sigma1_range(K: int, p: float) -> tuple[float, float]:
+    """[N_0/(K - 1), (K - 1)^(1/p)]: where sigma_1 of a feasible Zbar with S_p < K - 1 can lie (bound 4)."""
+    return outside_nuclear(K, p) / (K - 1), (K - 1) ** (1 / p)
+
+
+def sigma1_split_bound(K: int, p: float, width: float = SPLIT_WIDTH, p_high: float | None = None) -> float:
+    """Bound 4: min(K - 1, min over a partition of the sigma_1 range of relative width ``width``).
+
+    With ``p_high`` the bound holds at every exponent in [p, p_high] at once: the range and N_0 are
+    taken at p (the widest range, the smallest N_0: u_0 grows with p), every value >= 1 raised to
+    p and the one remainder to whichever of p, p_high gives less (the minimising vertex does not
+    depend on the exponent).
+    """
+    K = params.integer("K", K, minimum=3, maximum=100_000)
+    p = params.real("p", p, minimum=0, maximum=1, open_minimum=True)
+    lo, hi = sigma1_range(K, p)
+    edges = np.geomspace(lo, hi, max(2, int(np.log(hi / lo) / np.log1p(width)) + 2))
+    a, b = edges[:-1], edges[1:]
+    total = np.maximum(outside_nuclear(K, p) - b, 1 / b)
+    tail = vertex_floor(K - 2, b, total, p)
+    if p_high is not None:
+        full = np.minimum(K - 2, np.floor(total / b))
+        rest = np.maximum(total - full * b, 0.0)
+        tail = np.where(np.isinf(tail), np.inf, full * b**p + np.minimum(rest**p, rest**p_high))
+    return float(min(K - 1, np.min(a**p + tail)))
+
+
+def nc_certified_depth(K: int, step: float = 0.02, resolution: float = 1e-4) -> float:
+    """The largest real depth L_c such that bound 4 proves NC optimal at every L in [1, L_c].
+
+    Walks the exponent p = 2/(L + 1) down from 1 in intervals [p - step, p], each certified at once
+    (``sigma1_split_bound`` with ``p_high``), halving the step where an interval fails, down to
+    ``resolution`` in p.  L counts weight matrices.
+    """
+    K = params.integer("K", K, minimum=3, maximum=100_000)
+    p = 1.0
+    while step >= resolution:
+        low = max(p - step, resolution)
+        if sigma1_split_bound(K, low, p_high=p) >= K - 1 - 1e-12:
+            p = low
+        else:
+            step /= 2
+    return 2 / p - 1
+
+
 def spectral_bound(K: int, p: float) -> tuple[float, str]:
     """The largest of the bounds at (K, p), and which one it is."""
     K = params.integer("K", K, minimum=2, maximum=100_000)
     p = params.real("p", p, minimum=0, maximum=1, open_minimum=True)
     bounds = {"nuclear norm": nuclear_bound(K, p), "three classes": three_class_bound(K, p),
               "all triples": triples_bound(K, p), "nuclear norm outside NC's certified radius": local_bound(K, p)}
+    if K >= 3:
+        bounds["sigma_1 split"] = sigma1_split_bound(K, p)
     name = max(bounds, key=bounds.get)
     return bounds[name], name
 
