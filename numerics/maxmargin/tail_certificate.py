@@ -61,6 +61,7 @@ import heapq
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -165,7 +166,9 @@ class DirectionProblem:
         self.b.value = b
         self.solves += 1
         try:
-            self.problem.solve(solver="CLARABEL")
+            with warnings.catch_warnings():  # an inaccurate solve is refused below (-inf), not warned about
+                warnings.simplefilter("ignore", UserWarning)
+                self.problem.solve(solver="CLARABEL")
         except self.error:
             return -math.inf  # a failed solve certifies nothing; the branch-and-bound splits the box
         if self.problem.status != "optimal" or self.problem.value is None:
