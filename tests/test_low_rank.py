@@ -18,6 +18,7 @@ import implicitbias as ib
 from implicitbias.numerics.maxmargin.codes import CODES
 from implicitbias.numerics.maxmargin import phase
 from implicitbias.numerics.maxmargin.low_rank import (
+    CODES_AT_BEST,
     CODES_PER_RANK,
     RANDOM_PER_RANK,
     identify_large,
@@ -74,22 +75,24 @@ def test_large_route_equals_the_exact_search_at_a_cheap_cell():
 
 @settings(max_examples=10, deadline=None)
 @given(K=st.integers(8, 40), r=st.integers(3, 6), salt=st.integers(0, 5))
-def test_random_starts_are_separating_codes_of_the_asked_rank(K, r, salt):
+def test_random_starts_are_separating_codes_of_the_asked_ranks(K, r, salt):
     """Each fresh start is a centred Gram code P V V^T of unit rows at minimum margin 1 (diagonal
-    entries above every other in their column), of rank r (r < K - 1), and draws differ between
-    repeats and between salts."""
-    if r >= K - 1:
-        return
-    out = random_starts(K, [r], seed=0, salt=salt)
-    assert [label for label, _ in out] == ([f"random-r{r}#{i}" for i in range(RANDOM_PER_RANK)]
-                                           + [f"repulsion-r{r}.{salt}#{i}" for i in range(CODES_PER_RANK)])
-    for _, Z in out:
+    entries above every other in their column), of rank r or one either side (3 <= rank < K - 1),
+    and draws differ between repeats and between salts."""
+    out = random_starts(K, r, seed=0, salt=salt)
+    ranks = [s for s in (r - 1, r, r + 1) if 3 <= s < K - 1]
+    assert [label for label, _ in out] == [
+        label
+        for s in ranks
+        for label in [f"random-r{s}#{i}" for i in range(RANDOM_PER_RANK)]
+        + [f"repulsion-r{s}.{salt}#{i}" for i in range(CODES_AT_BEST if s == r else CODES_PER_RANK)]
+    ]
+    for label, Z in out:
         assert margins(Z).min() == pytest.approx(1.0, abs=1e-9)
         assert np.allclose(Z.sum(axis=0), 0, atol=1e-9)
-        assert np.linalg.matrix_rank(Z, tol=1e-8 * np.abs(Z).max()) == r
-    other = random_starts(K, [r], seed=0, salt=salt + 1)
+        assert np.linalg.matrix_rank(Z, tol=1e-8 * np.abs(Z).max()) == int(label.split("-r")[1].split(".")[0].split("#")[0])
     assert not any(np.allclose(a, b) for i, (_, a) in enumerate(out) for _, b in out[i + 1:])
-    assert not np.allclose(out[0][1], other[0][1])
+    assert not np.allclose(out[0][1], random_starts(K, r, seed=0, salt=salt + 1)[0][1])
 
 
 @pytest.mark.parametrize("key", ["kgon", "cross_polytope", "nc"])

@@ -90,6 +90,7 @@ __all__ = [
     "SCHEDULE",
     "SHARP",
     "RANDOM_PER_RANK",
+    "CODES_AT_BEST",
     "CODES_PER_RANK",
     "WINDOW",
     "FINISHED",
@@ -107,7 +108,8 @@ RANKS = (*range(3, 13), 16, 20, 24, 32)  # ranks of the spherical-code starts (t
 SCHEDULE = ((16.0, 1e-2), (64.0, 1e-3), (256.0, 1e-5), (1024.0, 1e-7), (4096.0, 1e-9))  # (q, eps) stages
 SHARP = SCHEDULE[1:]  # from q = 64: a spread code stays near its own basin (structured and carried starts)
 RANDOM_PER_RANK = 3  # random codes per rank, at the ranks next to each depth's best ...
-CODES_PER_RANK = 2  # ... and fresh Riesz codes
+CODES_AT_BEST = 4  # ... and fresh Riesz codes at the best's rank ...
+CODES_PER_RANK = 1  # ... and beside it
 RANDOM = "random-"  # label prefix of the random codes (descended along the whole SCHEDULE)
 SPREAD_ITERATIONS = 3  # Riesz iterations that separate a random code's near-collisions, keeping it random
 WINDOW = 0.02  # descended codes within 2% of a depth's best are finished exactly ...
@@ -195,25 +197,28 @@ def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
     return min([*finished, ranked[0]], key=lambda s: s.key)
 
 
-def random_starts(K: int, ranks: Sequence[int], seed: int = 0, salt: int = 0) -> list[tuple[str, np.ndarray]]:
-    """Labelled fresh codes ``(label, Zbar)`` at each rank in ``ranks``: ``RANDOM_PER_RANK`` random
-    ones (label ``random-r<r>#<i>``) and ``CODES_PER_RANK`` Riesz-energy codes (``repulsion-r<r>.<salt>#<i>``).
+def random_starts(K: int, rank: int, seed: int = 0, salt: int = 0) -> list[tuple[str, np.ndarray]]:
+    """Labelled fresh codes ``(label, Zbar)`` at ``rank`` and one either side (3 <= r < K - 1):
+    ``RANDOM_PER_RANK`` random ones (label ``random-r<r>#<i>``) at each, and Riesz-energy codes
+    (``repulsion-r<r>.<salt>#<i>``), ``CODES_AT_BEST`` at ``rank`` and ``CODES_PER_RANK`` beside it.
 
     A random code is K uniform points on S^(r-1) moved by ``SPREAD_ITERATIONS`` iterations of the
     Riesz energy (s = 8, ``spherical.repulsion_code``), which separates near-collisions (a random
     code with two almost equal rows has a tiny margin, where the descent stalls) but keeps it
     random; the converged codes are new draws of ``spherical.repulsion_code``.  Each kind reaches
     basins the other misses (measured: at K = 16, L = 4 the optimum from 3 of 12 random rank-4
-    codes, 0 of 12 converged ones; at K = 32, L = 4 from 2 of 4 converged codes, 0 of 6 random
+    codes, 0 of 12 converged ones; at K = 32, L = 4-5 from 6 of 12 converged codes, 0 of 6 random
     ones descended from q = 64).  ``salt`` separates the draws of different depths.
     """
     out = []
-    for r in ranks:
+    for r in (rank - 1, rank, rank + 1):
+        if not 3 <= r < K - 1:
+            continue
         for i in range(RANDOM_PER_RANK):
             V = repulsion_code(K, r, [seed, salt, r, i], exponents=RIESZ_EXPONENTS[:1], maxiter=SPREAD_ITERATIONS)
             out.append((f"{RANDOM}r{r}#{i}", code_logits(V)))
         out += [(f"repulsion-r{r}.{salt}#{i}", code_logits(repulsion_code(K, r, [seed, salt, r, RANDOM_PER_RANK + i])))
-                for i in range(CODES_PER_RANK)]
+                for i in range(CODES_AT_BEST if r == rank else CODES_PER_RANK)]
     return out
 
 
@@ -251,8 +256,7 @@ def large_search(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         top = previous[0].rank + 1 if previous else K
         pool = [descend(Z, p, r, label, seed, SHARP) for label, Z, r in labelled if r <= top]
         pool += [descend(s.Z, p, start=s.start, seed=seed, schedule=SHARP) for s in previous]
-        R = min(pool, key=lambda s: s.key).rank
-        extra = random_starts(K, [r for r in (R - 1, R, R + 1) if 3 <= r < K - 1], seed, i)
+        extra = random_starts(K, min(pool, key=lambda s: s.key).rank, seed, i)
         pool += [descend(Z, p, start=label, seed=seed, schedule=SCHEDULE if label.startswith(RANDOM) else SHARP)
                  for label, Z in extra]
         solves += len(pool) + FINISHED
