@@ -123,20 +123,21 @@ def test_phase_diagram_refuses_bad_input_at_large_k(bad):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("K", "tolerance"), [(12, 1e-6), (16, 2e-3), (24, 2e-3), (32, 1e-2)])
-def test_large_route_against_the_exact_column(K, tolerance):
+@pytest.mark.parametrize("K", [12, 16, 24, 32])
+def test_large_route_against_the_exact_column(K):
     """The large route's best at L = 2..6 against the exact column's (search, and cross-seeding at
-    K <= 16): equal to 1e-6 with the same rank at K = 12; at K = 16-32 within the measured
-    tolerance (benchmarks/RESULTS.md, "A hundred classes": up to 1.0e-3, 1.3e-3, 9.1e-3 above)."""
+    K <= 16): never above it by more than 1e-6, and of the same rank where equal (below it by up to
+    3e-4 at K = 32, where the exact default's reduced search misses basins: benchmarks/RESULTS.md,
+    "A hundred classes, second pass")."""
     fast = large_search(K, range(2, 7))
     rec = phase_column(column_config(K, range(1, 7)))
     for cell in rec["cells"]:
         if cell["L"] == 1:
             continue
         ref, got = cell["best"]["objective"], fast.best[cell["L"]]
-        assert got.objective <= ref * (1 + tolerance), (K, cell["L"], got.objective, ref)
-        if tolerance == 1e-6:
-            assert got.objective >= ref * (1 - 1e-6) and got.rank == cell["best"]["rank"]
+        assert got.objective <= ref * (1 + 1e-6), (K, cell["L"], got.objective, ref)
+        if got.objective >= ref * (1 - 1e-6):
+            assert got.rank == cell["best"]["rank"]
 
 
 @pytest.mark.slow
