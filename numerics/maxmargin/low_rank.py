@@ -49,11 +49,12 @@ a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
   best verified matrix is the depth's candidate.  Above K = 32 a candidate is an exactly verified
   code (an upper bound on the optimum, like every cell) polished with exact margins, not refined.
 
-Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes"): against the exact default
-column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in 18 of 25
-cells, never below, and 3.7e-5 to 9.1e-3 above in the other 7 (K = 16 at L = 4: a basin the exact
-column reaches only by cross-seeding from K = 17; K = 24 at L = 2; K = 32 at every depth).  The
-columns K = 50 and 100 at L = 1..6 take 71 and 171 CPU s.
+Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes, second pass"): against the
+exact default column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in
+23 of 25 cells and below it in the other 2 (K = 32 at L = 2 by 1.0e-5 and at L = 6 by 3.0e-4, same
+rank: basins the exact default's reduced search above K = 16 misses), never above; it reaches
+K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17, from a random
+rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 184 and 381 CPU s.
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
 (``identify_large``): the exact name when the matrix is a known configuration relabelled
