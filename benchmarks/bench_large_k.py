@@ -87,7 +87,7 @@ def main() -> None:
             print(markdown_table(["K", "L", "exact default", "rank", "large route", "rank", "relative"], rows))
             cells = len(args.agree) * len(depths)
             print(f"\nequal (1e-6): {equal} / {cells}; large route lower by more than 1e-6: {better}; "
-                  f"same rank: {ranks} / {cells}\n")
+                  f"higher: {cells - equal - better}; same rank: {ranks} / {cells}\n")
     print(f"load average (1 min) at start / end: {load:.1f} / {os.getloadavg()[0]:.1f}")
 
 

@@ -17,7 +17,16 @@ from hypothesis import strategies as st
 import implicitbias as ib
 from implicitbias.numerics.maxmargin.codes import CODES
 from implicitbias.numerics.maxmargin import phase
-from implicitbias.numerics.maxmargin.low_rank import identify_large, large_search, large_starts, soft_value
+from implicitbias.numerics.maxmargin.low_rank import (
+    CODES_AT_BEST,
+    CODES_PER_RANK,
+    RANDOM_PER_RANK,
+    identify_large,
+    large_search,
+    large_starts,
+    random_starts,
+    soft_value,
+)
 from implicitbias.numerics.maxmargin.margin import margins, schatten_exponent
 from implicitbias.numerics.maxmargin.phase import column_config, phase_column, search_column
 from implicitbias.numerics.maxmargin.search import search
@@ -64,6 +73,28 @@ def test_large_route_equals_the_exact_search_at_a_cheap_cell():
     assert fast.best[6].objective == pytest.approx(float(exact.objective_at("kgon", 8, 6)), rel=1e-9)
 
 
+@settings(max_examples=10, deadline=None)
+@given(K=st.integers(8, 40), r=st.integers(3, 6), salt=st.integers(0, 5))
+def test_random_starts_are_separating_codes_of_the_asked_ranks(K, r, salt):
+    """Each fresh start is a centred Gram code P V V^T of unit rows at minimum margin 1 (diagonal
+    entries above every other in their column), of rank r or one either side (3 <= rank < K - 1),
+    and draws differ between repeats and between salts."""
+    out = random_starts(K, r, seed=0, salt=salt)
+    ranks = [s for s in (r - 1, r, r + 1) if 3 <= s < K - 1]
+    assert [label for label, _ in out] == [
+        label
+        for s in ranks
+        for label in [f"random-r{s}#{i}" for i in range(RANDOM_PER_RANK)]
+        + [f"repulsion-r{s}.{salt}#{i}" for i in range(CODES_AT_BEST if s == r else CODES_PER_RANK)]
+    ]
+    for label, Z in out:
+        assert margins(Z).min() == pytest.approx(1.0, abs=1e-9)
+        assert np.allclose(Z.sum(axis=0), 0, atol=1e-9)
+        assert np.linalg.matrix_rank(Z, tol=1e-8 * np.abs(Z).max()) == int(label.split("-r")[1].split(".")[0].split("#")[0])
+    assert not any(np.allclose(a, b) for i, (_, a) in enumerate(out) for _, b in out[i + 1:])
+    assert not np.allclose(out[0][1], random_starts(K, r, seed=0, salt=salt + 1)[0][1])
+
+
 @pytest.mark.parametrize("key", ["kgon", "cross_polytope", "nc"])
 def test_identify_large_names_relabelled_codes(key):
     K = 40
@@ -92,20 +123,21 @@ def test_phase_diagram_refuses_bad_input_at_large_k(bad):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("K", "tolerance"), [(12, 1e-6), (16, 2e-3), (24, 2e-3), (32, 1e-2)])
-def test_large_route_against_the_exact_column(K, tolerance):
+@pytest.mark.parametrize("K", [12, 16, 24, 32])
+def test_large_route_against_the_exact_column(K):
     """The large route's best at L = 2..6 against the exact column's (search, and cross-seeding at
-    K <= 16): equal to 1e-6 with the same rank at K = 12; at K = 16-32 within the measured
-    tolerance (benchmarks/RESULTS.md, "A hundred classes": up to 1.0e-3, 1.3e-3, 9.1e-3 above)."""
+    K <= 16): never above it by more than 1e-6, and of the same rank where equal (below it by up to
+    3e-4 at K = 32, where the exact default's reduced search misses basins: benchmarks/RESULTS.md,
+    "A hundred classes, second pass")."""
     fast = large_search(K, range(2, 7))
     rec = phase_column(column_config(K, range(1, 7)))
     for cell in rec["cells"]:
         if cell["L"] == 1:
             continue
         ref, got = cell["best"]["objective"], fast.best[cell["L"]]
-        assert got.objective <= ref * (1 + tolerance), (K, cell["L"], got.objective, ref)
-        if tolerance == 1e-6:
-            assert got.objective >= ref * (1 - 1e-6) and got.rank == cell["best"]["rank"]
+        assert got.objective <= ref * (1 + 1e-6), (K, cell["L"], got.objective, ref)
+        if got.objective >= ref * (1 - 1e-6):
+            assert got.rank == cell["best"]["rank"]
 
 
 @pytest.mark.slow

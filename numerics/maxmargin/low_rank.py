@@ -27,12 +27,20 @@ a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
   A = Q_A R_A, B = Q_B R_B: one r x r SVD per evaluation, plus K^2 r for the gaps.
 - Minimiser.  scipy's L-BFGS-B (no bounds) over (A, B), one run per start, gradient by torch
   autograd in float64, along the continuation ``SCHEDULE`` of (q, eps), each stage warm started
-  (q = 16 finds the basin, q = 4096 pins the active margins to about 1e-3 / p relative).
-- Starts (``large_starts``): the K-gon, the cross-polytope, the catalogue's polytopes with K
-  vertices, Riesz-energy spherical codes at the ranks ``RANKS`` (``spherical.repulsion_code``),
-  and the best codes of the neighbouring depths (``large_search``: the optimum's rank falls with
-  depth, so at each depth only starts of rank at most one above the previous depth's best).
-  NC, a KKT point at every depth, is the cell's fallback and is not descended.
+  (q = 16 spreads the code, q = 4096 pins the active margins to about 1e-3 / p relative).
+  Random starts take the whole schedule; structured starts and codes carried between depths
+  start at q = 64 (``SHARP``): q = 16 moves an already spread code out of its basin (measured at
+  K = 32, L = 3-5: the same Riesz code ends 1.0e-3, 5.6e-5, 3.7e-5 above the optimum from
+  q = 16, on it from q = 64).
+- Starts (``large_starts``, ``random_starts``): the K-gon, the cross-polytope, the catalogue's
+  polytopes with K vertices, Riesz-energy spherical codes at the ranks ``RANKS``
+  (``spherical.repulsion_code``), the best codes of the neighbouring depths (``large_search``: the
+  optimum's rank falls with depth, so at each depth only starts of rank at most one above the
+  previous depth's best), and at each depth fresh random and Riesz codes at the best's rank
+  and one either side (rare basins: at K = 16, L = 4 the optimum, which the exact column reaches
+  only by cross-seeding from K = 17, is reached by 3 of 12 random rank-4 codes and by no
+  converged Riesz code; ``random_starts``).  NC, a KKT point at every depth, is the cell's
+  fallback and is not descended.
 - Exact finish (``finish``).  Every descended code is re-verified (``solver.verify``: rescaled
   to unit margin, S_p and rank from its SVD); the best ``FINISHED`` within ``WINDOW`` are
   polished with the exact margins (``solver.polish``, fine stages: L-BFGS-B bounds on the gaps)
@@ -41,11 +49,12 @@ a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
   best verified matrix is the depth's candidate.  Above K = 32 a candidate is an exactly verified
   code (an upper bound on the optimum, like every cell) polished with exact margins, not refined.
 
-Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes"): against the exact default
-column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in 18 of 25
-cells, never below, and 3.7e-5 to 9.1e-3 above in the other 7 (K = 16 at L = 4: a basin the exact
-column reaches only by cross-seeding from K = 17; K = 24 at L = 2; K = 32 at every depth).  The
-columns K = 50 and 100 at L = 1..6 take 71 and 171 CPU s.
+Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes, second pass"): against the
+exact default column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in
+23 of 25 cells and below it in the other 2 (K = 32 at L = 2 by 1.0e-5 and at L = 6 by 3.0e-4, same
+rank: basins the exact default's reduced search above K = 16 misses), never above; it reaches
+K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17, from a random
+rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 184 and 381 CPU s.
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
 (``identify_large``): the exact name when the matrix is a known configuration relabelled
@@ -70,7 +79,7 @@ from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
 from implicitbias.numerics.maxmargin.naming import ENTRY_RTOL, SPECTRUM_RTOL, Identification, _cosines, known_structures
 from implicitbias.numerics.maxmargin.search import SearchResult, same_minimum
 from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
-from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
+from implicitbias.numerics.maxmargin.spherical import RIESZ_EXPONENTS, code_logits, repulsion_code
 from implicitbias.numerics.maxmargin.symmetry import _stable, colour_classes, isomorphic
 from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.numerics.torch_threads import torch_threads
@@ -80,21 +89,32 @@ __all__ = [
     "LOW_RANK_K",
     "RANKS",
     "SCHEDULE",
+    "SHARP",
+    "RANDOM_PER_RANK",
+    "CODES_AT_BEST",
+    "CODES_PER_RANK",
     "WINDOW",
     "FINISHED",
     "soft_value",
     "descend",
     "large_starts",
+    "random_starts",
     "finish",
     "large_search",
     "identify_large",
 ]
 
 LOW_RANK_K = 32  # phase columns with more classes take this route (the exact search's grid stops here)
-RANKS = (3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)  # ranks of the spherical-code starts (those below K - 1)
+RANKS = (*range(3, 13), 16, 20, 24, 32)  # ranks of the spherical-code starts (those below K - 1)
 SCHEDULE = ((16.0, 1e-2), (64.0, 1e-3), (256.0, 1e-5), (1024.0, 1e-7), (4096.0, 1e-9))  # (q, eps) stages
+SHARP = SCHEDULE[1:]  # from q = 64: a spread code stays near its own basin (structured and carried starts)
+RANDOM_PER_RANK = 3  # random codes per rank, at the ranks next to each depth's best ...
+CODES_AT_BEST = 4  # ... and fresh Riesz codes at the best's rank ...
+CODES_PER_RANK = 1  # ... and beside it
+RANDOM = "random-"  # label prefix of the random codes (descended along the whole SCHEDULE)
+SPREAD_ITERATIONS = 3  # Riesz iterations that separate a random code's near-collisions, keeping it random
 WINDOW = 0.02  # descended codes within 2% of a depth's best are finished exactly ...
-FINISHED = 2  # ... at most this many
+FINISHED = 3  # ... at most this many
 CARRIED = 2  # best codes of each depth that start the next depths
 MAXITER = 200  # L-BFGS-B iterations per stage
 PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
@@ -178,39 +198,78 @@ def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
     return min([*finished, ranked[0]], key=lambda s: s.key)
 
 
+def random_starts(K: int, rank: int, seed: int = 0, salt: int = 0) -> list[tuple[str, np.ndarray]]:
+    """Labelled fresh codes ``(label, Zbar)`` at ``rank`` and one either side (3 <= r < K - 1):
+    ``RANDOM_PER_RANK`` random ones (label ``random-r<r>#<i>``) at each, and Riesz-energy codes
+    (``repulsion-r<r>.<salt>#<i>``), ``CODES_AT_BEST`` at ``rank`` and ``CODES_PER_RANK`` beside it.
+
+    A random code is K uniform points on S^(r-1) moved by ``SPREAD_ITERATIONS`` iterations of the
+    Riesz energy (s = 8, ``spherical.repulsion_code``), which separates near-collisions (a random
+    code with two almost equal rows has a tiny margin, where the descent stalls) but keeps it
+    random; the converged codes are new draws of ``spherical.repulsion_code``.  Each kind reaches
+    basins the other misses (measured: at K = 16, L = 4 the optimum from 3 of 12 random rank-4
+    codes, 0 of 12 converged ones; at K = 32, L = 4-5 from 6 of 12 converged codes, 0 of 6 random
+    ones descended from q = 64).  ``salt`` separates the draws of different depths.
+    """
+    out = []
+    for r in (rank - 1, rank, rank + 1):
+        if not 3 <= r < K - 1:
+            continue
+        for i in range(RANDOM_PER_RANK):
+            V = repulsion_code(K, r, [seed, salt, r, i], exponents=RIESZ_EXPONENTS[:1], maxiter=SPREAD_ITERATIONS)
+            out.append((f"{RANDOM}r{r}#{i}", code_logits(V)))
+        out += [(f"repulsion-r{r}.{salt}#{i}", code_logits(repulsion_code(K, r, [seed, salt, r, RANDOM_PER_RANK + i])))
+                for i in range(CODES_AT_BEST if r == rank else CODES_PER_RANK)]
+    return out
+
+
+def _leaders(first: MarginSolution, pool: Sequence[MarginSolution]) -> list[MarginSolution]:
+    """``first`` and the best distinct codes of ``pool``, ``CARRIED`` in all."""
+    out: list[MarginSolution] = []
+    for s in [first, *sorted(pool, key=lambda s: s.key)]:
+        if len(out) < CARRIED and not any(same_minimum(s, c) for c in out):
+            out.append(s)
+    return out
+
+
 def large_search(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     """Best verified candidate of P(K, L) for every finite L > 1 in ``depths`` (module docstring).
 
-    Two sweeps over the depths.  Up (increasing L): at each depth the starts of rank at most one
-    above the previous depth's best (all of them at the first depth) and the ``CARRIED`` best
-    distinct codes of the previous depth are descended, and the best are finished exactly.  Down:
-    each depth's best is offered to the depth below (descended and finished there), replacing
-    its best when smaller.  Returns a ``search.SearchResult`` (``best``: depth ->
-    ``MarginSolution``; ``branches``: the distinct best codes; ``solves``: descents and finishes).
+    Two sweeps over the depths.  Up (increasing L): at each depth the structured starts of rank at
+    most one above the previous depth's best (all of them at the first depth) and the ``CARRIED``
+    best distinct codes of the previous depth are descended from q = 64 (``SHARP``), then the
+    fresh codes of ``random_starts`` at each rank next to the best so far (its rank and one either
+    side, 3 <= r < K - 1: random ones along the full ``SCHEDULE``, Riesz codes from q = 64), and
+    the best are finished exactly.  Down: the ``CARRIED`` codes of each depth are offered to the depth below
+    (descended from q = 64 and finished there), replacing its best when smaller.  Returns a
+    ``search.SearchResult`` (``best``: depth -> ``MarginSolution``; ``branches``: the distinct
+    best codes; ``solves``: descents and finishes).
     """
     K = params.integer("K", K, minimum=4, maximum=4096)
     depths = sorted({params.real("L", d, minimum=1, open_minimum=True, maximum=10_000) for d in depths})
     labelled = [(label, Z, numerical_rank(np.linalg.svd(Z, compute_uv=False))) for label, Z in large_starts(K, seed)]
     best: dict = {}
-    carried: list[MarginSolution] = []
+    carried: dict = {}
+    previous: list[MarginSolution] = []
     solves = 0
-    for L in depths:
+    for i, L in enumerate(depths):
         p = schatten_exponent(L)
-        top = carried[0].rank + 1 if carried else K
-        pool = [descend(Z, p, r, label, seed) for label, Z, r in labelled if r <= top]
-        pool += [descend(s.Z, p, start=s.start, seed=seed) for s in carried]
+        top = previous[0].rank + 1 if previous else K
+        pool = [descend(Z, p, r, label, seed, SHARP) for label, Z, r in labelled if r <= top]
+        pool += [descend(s.Z, p, start=s.start, seed=seed, schedule=SHARP) for s in previous]
+        extra = random_starts(K, min(pool, key=lambda s: s.key).rank, seed, i)
+        pool += [descend(Z, p, start=label, seed=seed, schedule=SCHEDULE if label.startswith(RANDOM) else SHARP)
+                 for label, Z in extra]
         solves += len(pool) + FINISHED
         best[L] = finish(pool, p)
-        carried = []
-        for s in [best[L], *sorted(pool, key=lambda s: s.key)]:
-            if len(carried) < CARRIED and not any(same_minimum(s, c) for c in carried):
-                carried.append(s)
+        carried[L] = previous = _leaders(best[L], pool)
     for deeper, L in zip(depths[::-1], depths[-2::-1]):
         p = schatten_exponent(L)
-        offered = finish([descend(best[deeper].Z, p, start=best[deeper].start, seed=seed)], p)
-        solves += 2
+        offered = finish([descend(s.Z, p, start=s.start, seed=seed, schedule=SHARP) for s in carried[deeper]], p)
+        solves += len(carried[deeper]) + FINISHED
         if offered.objective < best[L].objective * (1 - 1e-9):
             best[L] = offered
+            carried[L] = _leaders(offered, carried[L])
     branches: list[MarginSolution] = []
     for L in depths:
         if not any(same_minimum(best[L], b) for b in branches):

@@ -57,11 +57,12 @@ there, and the exact real depths at which the closed-form codes tie NC ([CSV]({c
 
 A large-K row, K = {atlas.large[0].K} at L = {atlas.large[0].L}..{atlas.large[-1].L}: beyond the exact search's range (K <= 32) the
 search is the rank-r route (codes Zbar = A B^T of rank r, a smooth soft-min of the margins, continuation;
-spherical codes of ranks 2 to 32 and the cross-polytope as starts; each depth's best finished with
-the exact margins and re-verified), named from cheap invariants (a known configuration up to
-relabelling, else rank and colour-refinement classes).  An upper bound on the optimum, like every
-cell; against the exact search at K = 8-32, L = 2-6 it is equal in 18 of 25 cells and at most 0.9%
-above in the others (benchmarks/RESULTS.md, "A hundred classes").
+spherical codes of ranks 2 to 32, the cross-polytope and random codes near each depth's best rank
+as starts; each depth's best finished with the exact margins and re-verified), named from cheap
+invariants (a known configuration up to relabelling, else rank and colour-refinement classes).  An
+upper bound on the optimum, like every cell; against the exact search at K = 8-32, L = 2-6 it is
+equal in 23 of 25 cells and below it in the other 2 (K = 32; benchmarks/RESULTS.md, "A hundred
+classes, second pass").
 
 {large_k_markdown(atlas.large)}
 
