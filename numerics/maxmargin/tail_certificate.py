@@ -283,8 +283,9 @@ def tail_certificate(K: int, L, width: float = WIDTH, tol: float = TAIL_TOL, L_h
 
     The sigma_1 range is split geometrically, halving an interval while its bound is below
     K - 1 and its relative width exceeds ``width``; tau(b) and mu(b) are certified once per
-    right end b.  Cost grows with the sphere's dimension K - 2: seconds at K = 4, minutes at
-    K = 5 (``benchmarks/bench_tail_certificate.py``).
+    right end b.  Cost grows with the sphere's dimension K - 2: 508 CPU s and 60,696 SDPs at
+    K = 4, L = 2 (NC proved optimal); more than an hour at K = 5 (benchmarks/RESULTS.md,
+    ``benchmarks/bench_tail_certificate.py``).
     """
     K = params.integer("K", K, minimum=3, maximum=MAX_CERT_K)
     L = params.real("L", L, minimum=1)
