@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import implicitbias as ib
+from implicitbias.numerics.maxmargin.naming import identify
 from implicitbias.numerics.maxmargin.codes import CODES
 from implicitbias.numerics.maxmargin import phase
 from implicitbias.numerics.maxmargin.low_rank import (
     CODES_AT_BEST,
     CODES_PER_RANK,
     RANDOM_PER_RANK,
-    identify_large,
     large_search,
     large_starts,
     random_starts,
@@ -96,22 +96,22 @@ def test_random_starts_are_separating_codes_of_the_asked_ranks(K, r, salt):
 
 
 @pytest.mark.parametrize("key", ["kgon", "cross_polytope", "nc"])
-def test_identify_large_names_relabelled_codes(key):
+def test_identify_without_the_group_names_relabelled_codes(key):
     K = 40
     perm = np.random.default_rng(1).permutation(K)
     Z = CODES[key](K)[np.ix_(perm, perm)]
-    ident = identify_large(3.0 * Z)
+    ident = identify(3.0 * Z, group=False)
     assert ident.key == key
     assert ident.orbit_sizes == (K,)  # one colour-refinement class: vertex-transitive codes
     assert ident.order == 0
 
 
-def test_identify_large_names_an_unstructured_code_by_rank():
+def test_identify_without_the_group_names_an_unstructured_code_by_rank():
     rng = np.random.default_rng(0)
     V = rng.standard_normal((40, 4))
     V /= np.linalg.norm(V, axis=1, keepdims=True)
     Z = V @ V.T
-    ident = identify_large(Z)
+    ident = identify(Z, group=False)
     assert ident.key == "" and ident.rank == 4 and ident.name.startswith("rank-4 code, WL classes = ")
 
 

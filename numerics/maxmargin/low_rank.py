@@ -57,7 +57,7 @@ K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17,
 rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 184 and 381 CPU s.
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
-(``identify_large``): the exact name when the matrix is a known configuration relabelled
+(``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
 (``symmetry.isomorphic``, milliseconds), otherwise ``rank-r code, WL classes = c``, c the number of
 colour-refinement classes of its entries (one when the code is vertex-transitive); the full
 symmetry group (``symmetry.symmetry_group``) takes minutes at K = 100 for NC and the
@@ -76,11 +76,9 @@ from scipy.optimize import minimize
 from implicitbias.numerics.maxmargin import polytopes
 from implicitbias.numerics.maxmargin.codes import CODES, single_threaded
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
-from implicitbias.numerics.maxmargin.naming import ENTRY_RTOL, SPECTRUM_RTOL, Identification, _cosines, known_structures
 from implicitbias.numerics.maxmargin.search import SearchResult, same_minimum
 from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
 from implicitbias.numerics.maxmargin.spherical import RIESZ_EXPONENTS, code_logits, repulsion_code
-from implicitbias.numerics.maxmargin.symmetry import _stable, colour_classes, isomorphic
 from implicitbias.numerics.metrics.rank import numerical_rank
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
@@ -101,7 +99,6 @@ __all__ = [
     "random_starts",
     "finish",
     "large_search",
-    "identify_large",
 ]
 
 LOW_RANK_K = 32  # phase columns with more classes take this route (the exact search's grid stops here)
@@ -277,32 +274,3 @@ def large_search(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     return SearchResult(K, depths, best, branches, [label for label, _, _ in labelled], solves, 1, seed)
 
 
-def identify_large(Z: np.ndarray) -> Identification:
-    """Name and cheap invariants of Zbar at large K (module docstring; ``order`` is 0: not computed).
-
-    ``orbit_sizes`` are the sizes of the colour-refinement classes (unions of orbits: one class is
-    necessary, not sufficient, for vertex-transitivity; a named configuration is exact).
-    """
-    Z = unit_margin(Z)
-    K = Z.shape[0]
-    s = np.linalg.svd(Z, compute_uv=False)
-    r = numerical_rank(s)
-    classes = _stable(colour_classes(Z, ENTRY_RTOL), {})
-    sizes = tuple(sorted(np.unique(classes, return_counts=True)[1].tolist(), reverse=True))
-    key, name = "", f"rank-{r} code, WL classes = {len(sizes)}"
-    for cand_key, cand_name, cand in known_structures(K):
-        sc = np.linalg.svd(cand, compute_uv=False)
-        if np.allclose(s, sc, rtol=SPECTRUM_RTOL, atol=SPECTRUM_RTOL * s[0]) and isomorphic(Z, cand, ENTRY_RTOL):
-            key, name = cand_key, cand_name
-            break
-    return Identification(
-        name=name,
-        key=key,
-        rank=r,
-        singular_values=tuple(float(x) for x in s[:r]),
-        order=0,
-        orbit_sizes=sizes,
-        cosines=_cosines(Z),
-        equal_spectrum=bool(np.ptp(s[:r]) <= SPECTRUM_RTOL * s[0]),
-        symmetric=bool(np.allclose(Z, Z.T, atol=ENTRY_RTOL * np.abs(Z).max())),
-    )

@@ -25,7 +25,7 @@ import numpy as np
 from implicitbias.numerics.maxmargin import polytopes
 from implicitbias.numerics.maxmargin.codes import CODES, class_vectors
 from implicitbias.numerics.maxmargin.margin import unit_margin
-from implicitbias.numerics.maxmargin.symmetry import isomorphic, symmetry_group
+from implicitbias.numerics.maxmargin.symmetry import _stable, colour_classes, isomorphic, symmetry_group
 from implicitbias.numerics.metrics.rank import numerical_rank
 
 __all__ = ["Identification", "identify", "known_structures", "SPECTRUM_RTOL", "ENTRY_RTOL"]
@@ -91,14 +91,26 @@ def _cosines(Z: np.ndarray) -> tuple[float, ...]:
     return tuple(round(float(v), 6) for v in distinct)
 
 
-def identify(Z: np.ndarray) -> Identification:
-    """Name and invariants of Zbar (any positive scale; see the module docstring)."""
+def identify(Z: np.ndarray, group: bool = True) -> Identification:
+    """Name and invariants of Zbar (any positive scale; see the module docstring).
+
+    ``group=False`` (large K, ``phase`` above ``low_rank.LOW_RANK_K``): the symmetry group is not
+    computed (``order`` is 0) and ``orbit_sizes`` are the sizes of the colour-refinement classes
+    (unions of orbits: one class is necessary, not sufficient, for vertex-transitivity); a named
+    configuration is still exact (spectrum and isomorphism).
+    """
     Z = unit_margin(Z)
     K = Z.shape[0]
     s = np.linalg.svd(Z, compute_uv=False)
     r = numerical_rank(s)
-    group = symmetry_group(Z, ENTRY_RTOL)
-    key, name = "", f"rank-{r} code, |Aut| = {group.order}"
+    if group:
+        found = symmetry_group(Z, ENTRY_RTOL)
+        order, sizes, name = found.order, found.orbit_sizes, f"rank-{r} code, |Aut| = {found.order}"
+    else:
+        classes = _stable(colour_classes(Z, ENTRY_RTOL), {})
+        order, sizes = 0, tuple(sorted(np.unique(classes, return_counts=True)[1].tolist(), reverse=True))
+        name = f"rank-{r} code, WL classes = {len(sizes)}"
+    key = ""
     for cand_key, cand_name, cand in known_structures(K):
         sc = np.linalg.svd(cand, compute_uv=False)
         if np.allclose(s, sc, rtol=SPECTRUM_RTOL, atol=SPECTRUM_RTOL * s[0]) and isomorphic(Z, cand, ENTRY_RTOL):
@@ -109,8 +121,8 @@ def identify(Z: np.ndarray) -> Identification:
         key=key,
         rank=r,
         singular_values=tuple(float(x) for x in s[:r]),
-        order=group.order,
-        orbit_sizes=group.orbit_sizes,
+        order=order,
+        orbit_sizes=sizes,
         cosines=_cosines(Z),
         equal_spectrum=bool(np.ptp(s[:r]) <= SPECTRUM_RTOL * s[0]),
         symmetric=bool(np.allclose(Z, Z.T, atol=ENTRY_RTOL * np.abs(Z).max())),

@@ -6,7 +6,7 @@ The unit of computation is a column: one K, all requested depths, computed in tw
 (``search_column``, a pure function of {K, depths, effort, seed}) runs the global search
 (``implicitbias.numerics.maxmargin.search``) once for all the column's depths; above
 ``low_rank.LOW_RANK_K`` = 32 classes, the rank-r route ``low_rank.large_search`` instead, whose
-cells are named from cheap invariants (``low_rank.identify_large``).  Pass 2
+cells are named from cheap invariants (``naming.identify(Z, group=False)``).  Pass 2
 (``phase_column``, a pure function of the same config: its inputs are the pass-1 records of K
 and K + 1) cross-seeds the column's best matrices from its neighbours when K <= 16
 (``implicitbias.numerics.maxmargin.cross_seed``), then for every depth records a cell: the NC
@@ -45,7 +45,7 @@ from scipy.optimize import brentq
 from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
 from implicitbias.numerics.maxmargin.cross_seed import cross_seed
-from implicitbias.numerics.maxmargin.low_rank import LOW_RANK_K, identify_large, large_search
+from implicitbias.numerics.maxmargin.low_rank import LOW_RANK_K, large_search
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
@@ -144,7 +144,7 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
     pool = ([found] if found is not None else []) + [verify(Z, p, key) for key, _, Z in known_structures(K) if key != "nc"]
     alternative = min((s for s in pool if s.objective < nc * (1 - GAP)), key=lambda s: s.objective, default=None)
     best = alternative if alternative is not None and not optimal else verify(simplex_etf(K), p, "nc")
-    ident = identify(best.Z) if K <= LOW_RANK_K else identify_large(best.Z)
+    ident = identify(best.Z, group=K <= LOW_RANK_K)
     closed = None
     if ident.key:
         closed = {"key": ident.key, "expression": str(exact.objective_at(ident.key, K, L)),
