@@ -1,7 +1,8 @@
 """Calibrate the clock law that ``implicitbias predict`` ships (``validation/clock_law.json``).
 
-Measures C7 on the groups of ``--specs`` (default: the report's, the toy tier and its clock-collapse
-grid, ``validation/specs/default.toml`` and ``collapse.toml``; trained or read from the store), fits
+Measures C7 on the groups of ``--specs`` (default: C7's own, the crossed grid
+``validation/specs/clock_lines.toml``; the shipped file was calibrated on ``default,collapse``;
+trained or read from the store), fits
 per optimiser family the monotone law spread = f(log clock) on all groups
 (``claims.forgetting.c7_clocks_collapse_the_spreads.law_of``) and writes the file with the groups that
 calibrated it, C7's verdict per family, the date and the commit; prints one line per family.
@@ -31,8 +32,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--store", default=None, help="store file (default $IMPLICITBIAS_STORE)")
-    p.add_argument("--specs", default=None, help="comma-separated packaged specs (default: the report's, "
-                                                  "default,collapse)")
+    p.add_argument("--specs", default=None, help="comma-separated packaged specs (default: C7's, "
+                                                  "clock_lines)")
     p.add_argument("--out", default=str(LAW_FILE))
     a = p.parse_args()
     plan = CLAIM.config("default").plans[0] if a.specs is None else CollapsePlan(

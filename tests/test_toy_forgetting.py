@@ -192,21 +192,20 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
 
 @pytest.fixture
 def collapse_mini(monkeypatch):
-    """The clock-collapse section on miniatures: the toy tier's sgd_low and adam blocks (MINI) and four
-    SGD blocks of the collapse grid (30 and 120 epochs cut to 2 and 8, 256 images)."""
+    """The clock-collapse section on miniatures (MINI for the toy tier, which C7 no longer reads): three
+    SGD blocks and one Adam block of the clock-line grid (15 and 60 epochs cut to 1 and 4, 256 images)."""
     from implicitbias.claims.forgetting import tiers
     from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM as C7
-    from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import COLLAPSE, CollapseConfig, CollapsePlan
+    from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLOCK_LINES, CollapseConfig, CollapsePlan
 
-    grid = tier(COLLAPSE)
-    picked = ("sgd_lr0.3_e30", "sgd_lr0.6_e30", "sgd_lr0.15", "sgd_lr0.6_b128")
+    grid = tier(CLOCK_LINES)
+    picked = ("sgd_T0.15_e15", "sgd_T0.6_e15", "sgd_T0.15_e60", "adam_T3_e60")
     small = {b: tuple(canonical_config({**c, "epochs": c["epochs"] // 15, "eval_every": 1, "train_size": 256,
                                         "val_size": 100, "test_size": 200})
                       for c in grid.configs(b) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in grid.seeds[:3]) for b in picked}
     mini_grid = dataclasses.replace(grid, name="collapse-mini", blocks=small)
-    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: MINI, COLLAPSE: mini_grid}.get(spec) or tier(spec))
-    # the miniature leaves out C7's long horizons (validation/specs/horizon.toml)
-    monkeypatch.setitem(C7.configs, "default", CollapseConfig((CollapsePlan(((TOY, None), (COLLAPSE, None)), "toy"),)))
+    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: MINI, CLOCK_LINES: mini_grid}.get(spec) or tier(spec))
+    monkeypatch.setitem(C7.configs, "default", CollapseConfig((CollapsePlan(((CLOCK_LINES, None),), "toy"),)))
 
 
 def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, collapse_mini):
@@ -216,11 +215,11 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, coll
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
     assert set(rows) == {"C7 (toy: sgd)", "C7 (toy: adaptive)"}
-    assert rows["C7 (toy: adaptive)"].verdict == "inconclusive"  # one Adam group
-    assert rows["C7 (toy: sgd)"].verdict == "inconclusive" and "5 groups" in rows["C7 (toy: sgd)"].reason
+    assert rows["C7 (toy: adaptive)"].verdict == "inconclusive" and "1 groups" in rows["C7 (toy: adaptive)"].reason
+    assert rows["C7 (toy: sgd)"].verdict in ("agrees", "disagrees", "inconclusive") and "3 groups" in rows["C7 (toy: sgd)"].measured
     assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
     assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
-    assert store.counts("validation.ensemble") == {"done": 4}  # sgd_low + adam; the two 2-epoch blocks; 8 epochs; b 128
+    assert store.counts("validation.ensemble") == {"done": 2}  # the two 1-epoch blocks; the two 4-epoch blocks
 
 
 def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, collapse_mini, monkeypatch):
@@ -236,7 +235,7 @@ def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, col
     monkeypatch.setattr(collapse, "prefetch", lambda ctx: (owners.append(ctx.store), prefetch(ctx)))
     with Store(tmp_path / "pooled.sqlite") as pooled, open_executor("process", 1) as executor:
         rows = build_report(tmp_path / "a", pooled, only=["collapse"], executor=executor, progress=False).claims
-        assert pooled.counts("validation.ensemble") == {"done": 4}
+        assert pooled.counts("validation.ensemble") == {"done": 3}  # the prefetch trains the shown tier (MINI) too
         assert len(owners) == 1 and owners[0] is not pooled and owners[0].owner != pooled.owner  # its own store
     with Store(tmp_path / "alone.sqlite") as alone:
         assert build_report(tmp_path / "b", alone, only=["collapse"], progress=False).claims == rows

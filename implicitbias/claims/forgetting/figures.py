@@ -180,45 +180,32 @@ def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
 
 
-def collapse_figure(ctx, data: Mapping, name: str) -> Path:
-    """C7 on one family, side by side: the end-of-training spread (CI over seeds) against the
-    family's clock (left) and against epochs (right), each with the monotone law fitted on all
-    groups (line) and every group's mean held-out prediction from laws fitted without it (hollow);
-    colour: epochs, marker: optimiser."""
-    from implicitbias.numerics.metrics.clock_collapse import fit_monotone
-
-    points, test = data["points"], data["test"]
+def direction_figure(ctx, data: Mapping, angle: str, name: str) -> Path:
+    """C7 on one family, side by side: each group's radial memory (mean over seeds, bar: sd) against
+    the family's clock (left) and against the steps (right), one line per horizon; memory governed by
+    the clock puts every horizon on one curve on the left.  ``angle``: the direction test's summary
+    (title)."""
+    points, table = data["points"], np.asarray(data["table"], dtype=float)
+    mean, sd = table.mean(0), table.std(0, ddof=1)
     epochs = sorted({p["epochs"] for p in points})
     colours = {e: colormaps["plasma"](0.85 * i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
-    markers = {o: "os^Dv<>p"[i % 8] for i, o in enumerate(sorted({p["optimizer"] for p in points}))}
     fig, axes = subplots(1, 2, figsize=(11, 4), sharey=True)
-    cols = _columns("group", "clock", "epochs", "steps", "spread_final", "lo", "hi", "held_out_clock", "held_out_epochs")
-    y = [p["spread"]["estimate"] for p in points]
-    for ax, key, xlabel in ((axes[0], "clock", f"{data['clock']} at the end of training"), (axes[1], "epochs", "epochs")):
-        x = np.array([p[key] for p in points], dtype=float)
-        law = fit_monotone(np.log(x), y)
-        grid = np.exp(np.linspace(min(law.u), max(law.u), 200))
-        ax.plot(grid, law(np.log(grid)), "k-", lw=1, label="monotone law, all groups")
-        for p, guess in zip(points, test["predictors"][key]["predicted"]):
-            _errorbar(ax, p[key], p["spread"], colours[p["epochs"]], markers[p["optimizer"]])
-            ax.plot([p[key]], [guess], "o", mfc="none", color=colours[p["epochs"]], ms=9)
+    for ax, key, xlabel in ((axes[0], "clock", f"{data['clock']} at the end of training"),
+                            (axes[1], "steps", "optimiser steps")):
         for e in epochs:
-            ax.plot([], [], "o", color=colours[e], label=f"{e} epochs")
-        for o, m in markers.items():
-            ax.plot([], [], m, color="grey", label=o)
-        ax.plot([], [], "o", mfc="none", color="grey", ms=9, label="held-out prediction")
-        err = test["predictors"][key]["error"]
-        ax.set_title(f"{data['family']}: from {key}, held-out error {err['estimate']:.2f} [{err['lo']:.2f}, "
-                     f"{err['hi']:.2f}] pts, R^2 {test['predictors'][key]['r2']:.2f}", fontsize=8)
+            idx = sorted((i for i, p in enumerate(points) if p["epochs"] == e), key=lambda i: points[i][key])
+            ax.errorbar([points[i][key] for i in idx], mean[idx], yerr=sd[idx], fmt="o-", color=colours[e],
+                        ms=4, lw=1, capsize=2, label=f"{e} epochs")
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
-    axes[0].set_ylabel("end-of-training spread across sigma_w (points)")
-    axes[0].legend(fontsize=6)
+    axes[0].set_ylabel("radial memory d log||W_end|| / d log sigma_w")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"{data['family']}: {angle}", fontsize=8)
+    cols = _columns("group", "clock", "epochs", "steps", "lr", "batch_size", "memory", "sd", "spread_final")
     for i, p in enumerate(points):
         for k, v in (("group", p["label"]), ("clock", p["clock"]), ("epochs", p["epochs"]), ("steps", p["steps"]),
-                     ("spread_final", p["spread"]["estimate"]), ("lo", p["spread"]["lo"]), ("hi", p["spread"]["hi"]),
-                     ("held_out_clock", test["predictors"]["clock"]["predicted"][i]),
-                     ("held_out_epochs", test["predictors"]["epochs"]["predicted"][i])):
+                     ("lr", p["lr"]), ("batch_size", data["axes"][i][1]), ("memory", mean[i]), ("sd", sd[i]),
+                     ("spread_final", p["spread"]["estimate"])):
             cols[k].append(v)
     return save_figure(fig, ctx.path(f"{name}.png"), cols)

@@ -1,9 +1,8 @@
 """Report section "Clock collapse" (Spec B, C7): layout only.  The claim C7 lives in
 ``implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads``; this section shows, before it, the design of
-the clock-collapse grids of the report's tier (``validation/specs/collapse.toml``, and
-``collapse_long.toml`` in tier full) and the overview of their groups (spreads with CIs, failures,
-clocks); the groups are ``implicitbias.claims.forgetting.group_overviews.collapse_grids``'s (the claims
-layer trains them).
+the crossed iso-clock grid C7 measures (``validation/specs/clock_lines.toml``) and the overview of its
+groups (spreads with CIs, failures, norm slopes, clocks); the groups are
+``implicitbias.claims.forgetting.group_overviews.collapse_grids``'s (the claims layer trains them).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from implicitbias.report.sections.clocks import design
 
 NAME = "collapse"
 ORDER = 36
-TITLE = "Clock collapse (Spec B, C7): do equal clocks give equal spreads, and does the clock predict them?"
+TITLE = "Clocks as directions (Spec B, C7): does memory change along the clock, or along a rival?"
 
 
 def exhibit(ctx) -> str:
@@ -23,12 +22,13 @@ def exhibit(ctx) -> str:
         t = shown.tier
         parts += [design(t), "", overview(ctx, shown.groups, f"collapse_{t.name}_spread_vs_clock")]
     return "\n".join([
-        "C7 is judged per optimiser family on the toy tier's groups (section above) together with these grids: a "
-        "monotone law spread = f(log clock) fitted on half of a family's groups predicts the other half, against "
-        "the same law in log epochs; `implicitbias predict` ships the law fitted on all groups of the default "
-        "tier. These grids evaluate every 5 (30-epoch runs), 20 (120) or 40 epochs (480) and at the end, and "
-        "epoch 0 counts: their selected spreads (the minimum of validation loss on that thin grid, sometimes the "
-        "initialisation) are shown, not judged; C7 judges the end-of-training spread.", "", *parts])
+        "C7 is judged per optimiser family on this grid: three clock lines 4x apart crossed with three horizons "
+        "(15 / 60 / 240 epochs), so that log clock and log steps vary independently. Each seed's radial memory (the "
+        "slope of log ||W_end|| of the scale-invariant kernels against log sigma_w) is fitted over the groups, and "
+        "the direction along which it changes in (log clock, log steps) is compared with the clock (0 degrees) and "
+        "every rival's direction (steps, epochs, lr, lr x steps, sum eta^2, lambda, lambda eta); the bound sits "
+        "halfway to the nearest rival. The end-of-training spread is shown beside; `implicitbias predict` ships "
+        "the monotone law spread = f(log clock) of `validation/clock_law.json`.", "", *parts])
 
 
 def prefetch(ctx) -> None:
