@@ -182,25 +182,32 @@ def clock_figure(ctx, points: Sequence[Mapping], name: str) -> Path:
 
 def direction_figure(ctx, data: Mapping, angle: str, name: str) -> Path:
     """C7 on one family, side by side: each group's radial memory (mean over seeds, bar: sd) against
-    the family's clock (left) and against the steps (right), one line per horizon; memory governed by
-    the clock puts every horizon on one curve on the left.  ``angle``: the direction test's summary
-    (title)."""
+    the family's clock, one line per horizon (left), and against the steps, one line per clock value
+    (right); memory governed by the clock puts every horizon on one curve on the left and draws flat
+    lines on the right.  ``angle``: the direction test's summary (title)."""
     points, table = data["points"], np.asarray(data["table"], dtype=float)
     mean, sd = table.mean(0), table.std(0, ddof=1)
-    epochs = sorted({p["epochs"] for p in points})
-    colours = {e: colormaps["plasma"](0.85 * i / max(1, len(epochs) - 1)) for i, e in enumerate(epochs)}
+    batch = [a[1] for a in data["axes"]]
+    common = max(set(batch), key=batch.count)
     fig, axes = subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, key, xlabel in ((axes[0], "clock", f"{data['clock']} at the end of training"),
-                            (axes[1], "steps", "optimiser steps")):
-        for e in epochs:
-            idx = sorted((i for i, p in enumerate(points) if p["epochs"] == e), key=lambda i: points[i][key])
-            ax.errorbar([points[i][key] for i in idx], mean[idx], yerr=sd[idx], fmt="o-", color=colours[e],
-                        ms=4, lw=1, capsize=2, label=f"{e} epochs")
+    # left: one line per horizon (epochs, at the grid's batch size); right: one line per clock value
+    panels = ((axes[0], "clock", f"{data['clock']} at the end of training",
+               lambda p, b: f"{p['epochs']} epochs" + ("" if b == common else f", b {b}")),
+              (axes[1], "steps", "optimiser steps", lambda p, b: f"{data['clock']} {p['clock']:.3g}"))
+    for ax, key, xlabel, line_of in panels:
+        lines: dict[str, list[int]] = {}
+        for i, p in enumerate(points):
+            lines.setdefault(line_of(p, batch[i]), []).append(i)
+        colours = colormaps["plasma"](np.linspace(0, 0.85, len(lines)))
+        for colour, (label, idx) in zip(colours, lines.items()):
+            idx = sorted(idx, key=lambda i: points[i][key])
+            ax.errorbar([points[i][key] for i in idx], mean[idx], yerr=sd[idx], fmt="o-", color=colour, ms=4, lw=1,
+                        capsize=2, label=label)
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
+        ax.legend(fontsize=6)
     axes[0].set_ylabel("radial memory d log||W_end|| / d log sigma_w")
-    axes[0].legend(fontsize=7)
     fig.suptitle(f"{data['family']}: {angle}", fontsize=8)
     cols = _columns("group", "clock", "epochs", "steps", "lr", "batch_size", "memory", "sd", "spread_final")
     for i, p in enumerate(points):
