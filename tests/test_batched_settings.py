@@ -181,13 +181,13 @@ def test_stacked_views_step_in_place():
     assert any(not torch.equal(a, p) for a, p in zip(before, trainer.parameters()))
 
 
-def _decay_step(trainer, config):
-    """Every parameter before and after one step of ``config``'s optimiser with zero gradients: only
-    the decay moves them."""
+def _decay_step(trainer, config, grad=0.0):
+    """Every parameter before and after one step of ``config``'s optimiser with every gradient entry
+    equal to ``grad``."""
     trainer.optimise([config] * trainer.size, [list(range(trainer.size))])
     before = {n: p.detach().clone() for n, p in zip(trainer.parameter_names(), trainer.parameters())}
     for p in trainer.parameters():
-        p.grad = torch.zeros_like(p)
+        p.grad = torch.full_like(p, grad)
     trainer.step()
     return before, dict(zip(trainer.parameter_names(), trainer.parameters()))
 
@@ -195,21 +195,23 @@ def _decay_step(trainer, config):
 @pytest.mark.parametrize("optimizer", ["sgd", "adamw", "muon"])
 @pytest.mark.parametrize("arch", ["mlp", "resnet20"])
 def test_decay_acts_on_the_scale_invariant_kernels_only(optimizer, arch):
-    """Closed form: with zero gradients one step multiplies a decayed tensor by 1 - lr lambda (SGD's
-    coupled L2 and AdamW's / Muon's decoupled decay alike) and leaves the rest alone; the decayed
-    tensors under ``scale_invariant`` are the kernels a BatchNorm follows, named here by hand (the
-    MLP's two hidden Linear layers, every conv of the ResNet), never BatchNorm gamma / beta or the head."""
-    lr, lam = 0.1, 0.5
+    """Closed form of one step with every gradient entry g: a decayed tensor becomes
+    (1 - lr lambda) theta - lr u, the rest theta - lr u, with u = g for SGD (coupled L2: theta - lr (g +
+    lambda theta)) and u = g / (|g| + eps) for AdamW's first step (decoupled decay); Muon at g = 0
+    (its orthogonalised step has no closed form here, so only its decay moves).  The decayed tensors
+    under ``scale_invariant`` are the kernels a BatchNorm follows, named here by hand (the MLP's two
+    hidden Linear layers, every conv of the ResNet), never BatchNorm gamma / beta or the head."""
+    lr, lam, grad = 0.1, 0.5, 0.0 if optimizer == "muon" else 1.0
     config = canonical_config({**MLP, "optimizer": optimizer, "lr": lr, "weight_decay": lam, "decay_on": "scale_invariant"})
     models = [build_model(arch, (1, 8, 8), 10) for _ in range(2 if arch == "mlp" else 1)]
     trainer = EnsembleTrainer(models) if arch == "mlp" else Trainer(models[0])
     invariant = ({"body.1.weight", "body.4.weight"} if arch == "mlp" else
                  {f"{n}.weight" for n, m in models[0].named_modules() if isinstance(m, torch.nn.Conv2d)})
-    before, after = _decay_step(trainer, config)
+    before, after = _decay_step(trainer, config, grad)
     assert set(before) > invariant and "head.layers.0.weight" not in invariant
     for name in before:
         factor = 1 - lr * lam if name in invariant else 1.0
-        torch.testing.assert_close(after[name], factor * before[name], rtol=1e-6, atol=0, msg=name)
+        torch.testing.assert_close(after[name], factor * before[name] - lr * grad, rtol=1e-6, atol=1e-7, msg=name)
 
 
 def test_decay_on_all_decays_every_parameter_and_is_checked():

@@ -78,6 +78,10 @@ def test_the_row_states_each_groups_clock_at_the_judged_checkpoint():
     late = judged(CLAIM, CLAIM.evidence(group_runs(group(accuracy=SGD, seeds=SEEDS8)
                                                    + group(L2, accuracy=GONE, seeds=SEEDS8, selected_epoch=5))))
     assert f"T_L2 = {1e-2 * 5 * 16 * 0.1:.3g}" in late.measured  # the checkpoint moves, the clock with it
+    spread = judged(CLAIM, CLAIM.evidence(group_runs(group(accuracy=SGD, seeds=SEEDS8) + group(
+        L2, accuracy=GONE, seeds=SEEDS8, selected_epoch=lambda s, k: {0.25: 3, 0.5: 4, 1.0: 5, 2.5: 6}[s]))))
+    # the median over the runs at epochs 3-6: between epoch 4's clock and epoch 5's
+    assert list(spread.numbers["clocks"].values()) == [("T_L2", pytest.approx(1e-2 * 4.5 * 16 * 0.1))]
 
 
 def test_thresholds_are_the_pre_registered_values():
