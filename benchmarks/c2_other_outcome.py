@@ -4,7 +4,8 @@ Trains a spec of horizon pairs (default ``benchmarks/horizon_adam.toml``: the to
 cosine to E and to 5E epochs for E = 24 and 60, and two SGD recipes; ``benchmarks/horizon_l2.toml``:
 SGD with stronger L2), each block at E followed by the same at 5E, a few CPU minutes, stored, so a
 rerun only judges, and applies C2's rule as is (``C2.pair_evidence``, the pre-registered bound 0.389
-at the interpolating checkpoint, 2,000 simulated tiers) to every pair.  ``--seeds 0-3`` replaces
+at C2's judged checkpoint, the end of training since issue 27 (the interpolating checkpoint until then),
+2,000 simulated tiers) to every pair.  ``--seeds 0-3`` replaces
 the spec's seeds (the calibration seeds, to choose a pair before its verdict seeds run).  Prints the
 verdict lines for benchmarks/RESULTS.md.
 

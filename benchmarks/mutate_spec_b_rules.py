@@ -22,7 +22,7 @@ MUTANTS = [
      'judged = "end"',
      ['tests/test_c3_adaptive_methods_forget.py', 'tests/test_c4_sgd_forgets_with_larger_lr_or_l2.py']),
     ('C2 judged at the all-checkpoint minimum', 'implicitbias/claims/forgetting/c2_longer_training_keeps_the_spread.py',
-     'judged = "interpolating"',
+     'judged = "end"',
      'judged = "all"',
      ['tests/test_c2_longer_training_keeps_the_spread.py']),
     ('C5 judged at the interpolating checkpoint', 'implicitbias/claims/forgetting/c5_larger_batches_keep_more_memory.py',

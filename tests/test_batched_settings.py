@@ -14,7 +14,7 @@ from implicitbias.store import Store
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation import batched
 from implicitbias.validation.batched import ensembles, execute_group, train_ensembles
-from implicitbias.validation.trainers import EnsembleTrainer
+from implicitbias.validation.trainers import EnsembleTrainer, Trainer
 from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config, execute
 
@@ -27,7 +27,10 @@ MLP = {"dataset": "synthetic", "data_size": 300, "arch": "mlp", "width": 0.125, 
 HYPER = [{"optimizer": "sgd", "lr": 0.1}, {"optimizer": "sgd", "lr": 0.4, "weight_decay": 1e-2},
          {"optimizer": "sgd_momentum", "lr": 0.05, "momentum": 0.5, "schedule": "cosine"},
          {"optimizer": "adam", "lr": 1e-3, "weight_decay": 1e-3}, {"optimizer": "adamw", "lr": 2e-3, "weight_decay": 1e-2},
-         {"optimizer": "muon", "lr": 2e-2, "schedule": "step"}]
+         {"optimizer": "muon", "lr": 2e-2, "schedule": "step"},
+         {"optimizer": "sgd", "lr": 0.3, "weight_decay": 1e-2, "decay_on": "scale_invariant"},
+         {"optimizer": "adamw", "lr": 3e-3, "weight_decay": 1e-2, "decay_on": "scale_invariant"},
+         {"optimizer": "muon", "lr": 3e-2, "weight_decay": 1e-2, "decay_on": "scale_invariant"}]
 
 
 def _assert_solo(ensemble_record, config):
@@ -48,7 +51,8 @@ def _assert_solo(ensemble_record, config):
 
 
 def test_members_with_different_optimisers_lrs_decays_and_schedules_are_their_solo_runs():
-    """Six settings x 2 sigma_w x 2 seeds in one folded ensemble, given in interleaved order."""
+    """Nine settings (decay on every parameter or on the scale-invariant kernels) x 2 sigma_w x 2 seeds
+    in one folded ensemble, given in interleaved order."""
     configs = [{**MLP, **h, "sigma_w": s, "seed": seed} for s in (0.5, 2.0) for seed in (3, 11) for h in HYPER]
     records = execute_group({"runs": configs}, options=ONE_THREAD)["records"]
     assert len({r["summary"]["clocks"]["T_adapt"] for r in records}) == len(HYPER)  # each member its own clock
@@ -60,7 +64,9 @@ def test_resnet_members_with_sgd_and_adam_share_a_vmap_step():
     resnet = {"dataset": "synthetic", "data_size": 100, "width": 0.0625, "epochs": 2, "batch_size": 32,
               "precision": "float64"}
     configs = [{**resnet, "optimizer": "sgd", "lr": 0.05, "sigma_w": 0.5, "seed": 1},
-               {**resnet, "optimizer": "adam", "lr": 1e-3, "sigma_w": 2.0, "seed": 2}]
+               {**resnet, "optimizer": "adam", "lr": 1e-3, "sigma_w": 2.0, "seed": 2},
+               {**resnet, "optimizer": "sgd", "lr": 0.05, "weight_decay": 0.1, "decay_on": "scale_invariant",
+                "sigma_w": 1.0, "seed": 3}]
     for config, record in zip(configs, execute_group({"runs": configs}, options=ONE_THREAD)["records"]):
         _assert_solo(record, config)
 
@@ -173,3 +179,48 @@ def test_stacked_views_step_in_place():
     trainer.members(torch.randn(2, 6, 1, 5, 8)).sum().backward()
     trainer.step()
     assert any(not torch.equal(a, p) for a, p in zip(before, trainer.parameters()))
+
+
+def _decay_step(trainer, config, grad=0.0):
+    """Every parameter before and after one step of ``config``'s optimiser with every gradient entry
+    equal to ``grad``."""
+    trainer.optimise([config] * trainer.size, [list(range(trainer.size))])
+    before = {n: p.detach().clone() for n, p in zip(trainer.parameter_names(), trainer.parameters())}
+    for p in trainer.parameters():
+        p.grad = torch.full_like(p, grad)
+    trainer.step()
+    return before, dict(zip(trainer.parameter_names(), trainer.parameters()))
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adamw", "muon"])
+@pytest.mark.parametrize("arch", ["mlp", "resnet20"])
+def test_decay_acts_on_the_scale_invariant_kernels_only(optimizer, arch):
+    """Closed form of one step with every gradient entry g: a decayed tensor becomes
+    (1 - lr lambda) theta - lr u, the rest theta - lr u, with u = g for SGD (coupled L2: theta - lr (g +
+    lambda theta)) and u = g / (|g| + eps) for AdamW's first step (decoupled decay); Muon at g = 0
+    (its orthogonalised step has no closed form here, so only its decay moves).  The decayed tensors
+    under ``scale_invariant`` are the kernels a BatchNorm follows, named here by hand (the MLP's two
+    hidden Linear layers, every conv of the ResNet), never BatchNorm gamma / beta or the head."""
+    lr, lam, grad = 0.1, 0.5, 0.0 if optimizer == "muon" else 1.0
+    config = canonical_config({**MLP, "optimizer": optimizer, "lr": lr, "weight_decay": lam, "decay_on": "scale_invariant"})
+    models = [build_model(arch, (1, 8, 8), 10) for _ in range(2 if arch == "mlp" else 1)]
+    trainer = EnsembleTrainer(models) if arch == "mlp" else Trainer(models[0])
+    invariant = ({"body.1.weight", "body.4.weight"} if arch == "mlp" else
+                 {f"{n}.weight" for n, m in models[0].named_modules() if isinstance(m, torch.nn.Conv2d)})
+    before, after = _decay_step(trainer, config, grad)
+    assert set(before) > invariant and "head.layers.0.weight" not in invariant
+    for name in before:
+        factor = 1 - lr * lam if name in invariant else 1.0
+        torch.testing.assert_close(after[name], factor * before[name] - lr * grad, rtol=1e-6, atol=1e-7, msg=name)
+
+
+def test_decay_on_all_decays_every_parameter_and_is_checked():
+    lr, lam = 0.1, 0.5
+    config = canonical_config({**MLP, "lr": lr, "weight_decay": lam})
+    assert config["decay_on"] == "all"
+    before, after = _decay_step(EnsembleTrainer([build_model("mlp", (1, 8, 8), 10) for _ in range(2)]), config)
+    for name in before:
+        torch.testing.assert_close(after[name], (1 - lr * lam) * before[name], rtol=1e-6, atol=0, msg=name)
+    assert canonical_config({**MLP, "decay_on": "scale_invariant"})["decay_on"] == "all"  # no decay to place
+    with pytest.raises(ParameterError, match="^decay_on must be one of all, scale_invariant"):
+        canonical_config({**MLP, "weight_decay": lam, "decay_on": "kernels"})

@@ -39,13 +39,15 @@ def _assert_same(a, b, exact):
         assert ra["kernel_norms"] == rb["kernel_norms"] if exact else ra["kernel_norms"] == pytest.approx(rb["kernel_norms"], **FLOAT64_ROUTES)
 
 
-@pytest.mark.parametrize("optimizer, lr, wd", [("sgd", 0.1, 0.0), ("sgd_momentum", 0.05, 1e-3), ("nesterov", 0.05, 0.0),
-                                               ("adam", 1e-3, 1e-3), ("adamw", 1e-3, 1e-2), ("rmsprop", 1e-3, 0.0),
-                                               ("sign", 1e-3, 0.0), ("muon", 2e-2, 1e-3)])
-def test_folded_ensemble_members_are_their_solo_runs_bit_for_bit(optimizer, lr, wd):
+@pytest.mark.parametrize("optimizer, lr, wd, decay_on", [
+    ("sgd", 0.1, 0.0, "all"), ("sgd_momentum", 0.05, 1e-3, "all"), ("nesterov", 0.05, 0.0, "all"),
+    ("adam", 1e-3, 1e-3, "all"), ("adamw", 1e-3, 1e-2, "all"), ("rmsprop", 1e-3, 0.0, "all"), ("sign", 1e-3, 0.0, "all"),
+    ("muon", 2e-2, 1e-3, "all"), ("sgd", 0.3, 1e-2, "scale_invariant"), ("adamw", 1e-3, 1e-2, "scale_invariant"),
+    ("muon", 2e-2, 1e-2, "scale_invariant")])
+def test_folded_ensemble_members_are_their_solo_runs_bit_for_bit(optimizer, lr, wd, decay_on):
     """sigma_w x seed members (different minibatch orders) of the toy MLP, float64, == not approx."""
-    configs = [{**MLP, "optimizer": optimizer, "lr": lr, "weight_decay": wd, "sigma_w": s, "seed": seed}
-               for s in (0.5, 2.0) for seed in (3, 11)]
+    configs = [{**MLP, "optimizer": optimizer, "lr": lr, "weight_decay": wd, "decay_on": decay_on, "sigma_w": s,
+                "seed": seed} for s in (0.5, 2.0) for seed in (3, 11)]
     ensemble = execute_group({"runs": configs}, options=ONE_THREAD)["records"]
     for config, record in zip(configs, ensemble):
         _assert_same(execute(config, options=ONE_THREAD), record, exact=True)
@@ -56,10 +58,12 @@ def test_folded_ensemble_members_are_their_solo_runs_bit_for_bit(optimizer, lr, 
 FLOAT64_ROUTES = {"rel": 1e-9, "abs": 1e-12}
 
 
-@pytest.mark.parametrize("optimizer, lr", [("sgd", 0.1), ("adam", 1e-3), ("muon", 2e-2)])
-def test_folded_solo_run_equals_the_plain_module_to_rounding(optimizer, lr):
-    """Independent route: the nn.Module forward and autograd (``Trainer``) against the folded engine."""
-    config = run_mod.canonical_config({**MLP, "optimizer": optimizer, "lr": lr, "sigma_w": 1.5, "seed": 5})
+@pytest.mark.parametrize("optimizer, lr, decay", [("sgd", 0.1, {}), ("adam", 1e-3, {}), ("muon", 2e-2, {}),
+                                                  ("sgd", 0.1, {"weight_decay": 0.05, "decay_on": "scale_invariant"})])
+def test_folded_solo_run_equals_the_plain_module_to_rounding(optimizer, lr, decay):
+    """Independent route: the nn.Module forward and autograd (``Trainer``, its parameters named by
+    ``named_parameters``) against the folded engine (named by the stacked state)."""
+    config = run_mod.canonical_config({**MLP, "optimizer": optimizer, "lr": lr, "sigma_w": 1.5, "seed": 5, **decay})
     data = run_mod.dataset_for(config)
     with run_mod.torch_threads(1):
         model = run_mod.build(config, data, torch.device("cpu"), torch.float64)

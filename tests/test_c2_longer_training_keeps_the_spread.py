@@ -1,5 +1,5 @@
 """C2 (training longer does not forget): the memory kept at the long horizon relative to E, on
-synthetic records: every outcome, the checkpoint it judges, its threshold."""
+synthetic records: every outcome, the checkpoint it judges, its thresholds, the leverage premise."""
 
 import math
 
@@ -33,11 +33,47 @@ def test_disagrees_when_the_long_run_forgets():
     assert v.verdict == "disagrees" and v.numbers["estimate"].hi < math.sqrt(4 / 26.5)
 
 
-def test_judges_the_interpolating_checkpoint():
-    """The long run forgets at its interpolating checkpoint (epoch 2 onward, 'middle'), keeps its memory
-    at its earlier validation minimum (epoch 1) and at the end: judged at the first."""
-    v = verdict(lambda s, k: (MEMORY(s, k), MEMORY(s, k)), middle=noisy(0.002, draw=1), selected_epoch=1, tau=2)
-    assert v.verdict == "disagrees" and v.numbers["beside"] == {"all": "agrees", "end": "agrees"}
+def test_judges_the_end_of_training():
+    """The long run keeps its memory at its validation minimum (epoch 100, after interpolating at 2:
+    both the interpolating and the all-checkpoint minimum, 33x the short run's clock there) and forgets
+    by the end: judged at the end (the pre-registered primary checkpoint), the others beside."""
+    v = verdict(lambda s, k: (MEMORY(s, k), noisy(0.002, draw=1)(s, k)), selected_epoch=100)
+    assert v.verdict == "disagrees" and v.numbers["beside"] == {"interpolating": "agrees", "all": "agrees"}
+    assert v.numbers["estimate"].checkpoint == "end"
+
+
+# the synthetic records' clock: T_SGD = (1/b) sum eta^2 = epochs x ceil(1000 / 64) x lr^2 / 64 (constant lr, b 64)
+def t_sgd(epochs, lr):
+    return epochs * math.ceil(1000 / 64) * lr**2 / 64
+
+
+def pair(long_lr, accuracy=noisy(0.04, draw=1)):
+    """C2's rule on E = 6 epochs at lr 0.1 against 5E = 30 epochs at ``long_lr`` (any pair: ``pair_evidence``)."""
+    short, long = group_runs(group(SHORT, accuracy=MEMORY, seeds=SEEDS8)
+                             + group({"epochs": 30, "lr": long_lr}, accuracy=accuracy, seeds=SEEDS8))
+    return judged(CLAIM, CLAIM.pair_evidence(short, long, "synthetic"))
+
+
+@pytest.mark.parametrize("accuracy, decided", [(noisy(0.04, draw=1), "agrees"), (noisy(0.002, draw=1), "disagrees")])
+def test_no_leverage_when_the_clocks_at_the_checkpoint_are_less_than_4x_apart(accuracy, decided):
+    """5x the epochs at a lower rate: T_SGD grows 5 (lr_5E / lr_E)^2 = 3.5x (no leverage, whatever the
+    memory) or 4.5x (the rule decides), the clocks computed here in closed form."""
+    low, high = 0.1 * math.sqrt(3.5 / 5), 0.1 * math.sqrt(4.5 / 5)
+    v = pair(low, accuracy)
+    assert v.verdict == "inconclusive" and v.reason.startswith("no leverage")
+    for clock in (t_sgd(6, 0.1), t_sgd(30, low)):
+        assert f"{clock:.3g}" in v.reason and f"{clock:.3g}" in v.measured  # both clocks stated
+    assert "3.5x apart" in v.reason and "end checkpoint" in v.reason
+    assert pair(high, accuracy).verdict == decided
+
+
+def test_the_interpolating_checkpoint_beside_has_no_leverage_when_it_sits_at_the_same_clock():
+    """Both horizons select epoch 3 (the case the issue measured on cosine 120 vs 600): the end has
+    25x the clock and decides; the interpolating checkpoint beside it is inconclusive (no leverage)."""
+    v = verdict(noisy(0.04, draw=1))
+    assert v.verdict == "agrees" and v.numbers["beside"] == {"interpolating": "inconclusive", "all": "inconclusive"}
+    parts, premise = CLAIM.parts(evidence(noisy(0.04, draw=1)).data, "interpolating", 0)
+    assert not parts and premise.startswith("no leverage") and "1x apart" in premise
 
 
 def test_inconclusive_when_the_horizons_are_too_close():
@@ -66,5 +102,7 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("agrees", evidence(noisy(0.04, draw=1))),
     ("disagrees", evidence(noisy(0.002, draw=1))),
     ("inconclusive", evidence(noisy(0.04, draw=1), long={"epochs": 12})),
+    ("inconclusive", CLAIM.pair_evidence(*group_runs(group(SHORT, accuracy=MEMORY, seeds=SEEDS8) + group(
+        {"epochs": 30, "lr": 0.05}, accuracy=noisy(0.002, draw=1), seeds=SEEDS8)))),  # no leverage: 1.25x the clock
     ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=MEMORY)))),
 ]

@@ -66,6 +66,24 @@ def test_momentum_at_the_same_lr_is_not_a_larger_lr():
     assert v.data["groups"] == []
 
 
+def test_the_row_states_each_groups_clock_at_the_judged_checkpoint():
+    """Closed form on the synthetic records (constant lr 0.1, b 64, 1,000 images: ceil(1000 / 64) = 16
+    steps an epoch; judged at the interpolating checkpoint, epoch 3): T_L2 = lambda sum eta =
+    1e-2 x 3 x 16 x 0.1 and, for the larger lr, T_SGD = (1/b) sum eta^2 = 3 x 16 x 1.0^2 / 64."""
+    v = verdict((HIGH, HALFWAY), (L2, GONE))
+    t_l2, t_sgd = 1e-2 * 3 * 16 * 0.1, 3 * 16 * 1.0**2 / 64
+    assert [(name, t) for name, t in v.numbers["clocks"].values()] == [("T_SGD", pytest.approx(t_sgd)),
+                                                                        ("T_L2", pytest.approx(t_l2))]
+    assert f"T_L2 = {t_l2:.3g}" in v.measured and "interpolating checkpoint" in v.measured
+    late = judged(CLAIM, CLAIM.evidence(group_runs(group(accuracy=SGD, seeds=SEEDS8)
+                                                   + group(L2, accuracy=GONE, seeds=SEEDS8, selected_epoch=5))))
+    assert f"T_L2 = {1e-2 * 5 * 16 * 0.1:.3g}" in late.measured  # the checkpoint moves, the clock with it
+    spread = judged(CLAIM, CLAIM.evidence(group_runs(group(accuracy=SGD, seeds=SEEDS8) + group(
+        L2, accuracy=GONE, seeds=SEEDS8, selected_epoch=lambda s, k: {0.25: 3, 0.5: 4, 1.0: 5, 2.5: 6}[s]))))
+    # the median over the runs at epochs 3-6: between epoch 4's clock and epoch 5's
+    assert list(spread.numbers["clocks"].values()) == [("T_L2", pytest.approx(1e-2 * 4.5 * 16 * 0.1))]
+
+
 def test_thresholds_are_the_pre_registered_values():
     assert CLAIM.threshold("forgets") == pytest.approx(math.sqrt(4.0 / 26.5))
     assert CLAIM.threshold("almost_zero") == pytest.approx(4.0 / 26.5)

@@ -128,6 +128,7 @@ def test_norm_slope_recovers_a_power_law(p, c, n):
         (dict(eval_every=0), "eval_every"),
         (dict(eval_dense_until=10_000), "eval_dense_until"),
         (dict(arch="mlp2"), "arch"),
+        (dict(weight_decay=1e-2, decay_on="kernels"), "decay_on"),
     ],
 )
 def test_bad_run_config(config, name):
@@ -142,6 +143,7 @@ def test_toy_tier_design():
     assert all(len(toy.configs(b)) == len(toy.sigma_w) * len(toy.seeds) for b in toy.blocks)
     assert horizons.configs("sgd_low_cosine_5x")[0]["epochs"] == 5 * horizons.configs("sgd_low_cosine")[0]["epochs"]
     assert {c["batch_size"] for b in toy.blocks for c in toy.configs(b)} >= {16, 32, 64, 128, 256}
+    assert {(c["weight_decay"], c["decay_on"]) for c in toy.configs("sgd_l2")} == {(0.01, "scale_invariant")}  # C4
 
 
 @pytest.mark.parametrize("report_tier", ["default", "full"])

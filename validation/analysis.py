@@ -42,7 +42,7 @@ from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 from implicitbias.validation.groups import group_by_setting, setting
 
 __all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
-           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of"]
+           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at"]
 
 Run = tuple[dict, dict]  # (canonical run config, record)
 
@@ -55,11 +55,12 @@ def family(config: Mapping) -> str:
 
 
 def describe(config: Mapping) -> str:
-    """A short name of a setting: optimiser, lr, batch, decay, schedule (unless constant), horizon, and
+    """A short name of a setting: optimiser, lr, batch, decay (and where it acts), schedule (unless constant), horizon, and
     for runs trained elsewhere (``validation.runs_format``) their arch and dataset labels."""
     c = config
     wd = f", L2 {c['weight_decay']:g}" if c["weight_decay"] and c["optimizer"] not in ("adamw", "muon") else (
         f", wd {c['weight_decay']:g}" if c["weight_decay"] else "")
+    wd += " on scale-invariant kernels" if wd and c.get("decay_on") == "scale_invariant" else ""
     sched = f", {c['schedule']}" if c.get("schedule", "constant") != "constant" else ""
     where = ""
     if c.get("trained") == "elsewhere":  # validation.runs_format: a run of the user's own training code
@@ -232,6 +233,27 @@ def memory_of(summary: Mapping, checkpoint: str = "interpolating", seed: int = 0
     from implicitbias.numerics.metrics.memory_stats import memory
 
     return memory(seed_matrix(summary, CHECKPOINTS[checkpoint], summary["seeds"]), seed=seed)
+
+
+_CHECKPOINT_EPOCHS = {"interpolating": "interp_selected_epoch", "all": "selected_epoch"}  # "end": the horizon
+
+
+def clock_at(group: Group, summary: Mapping, checkpoint: str = "interpolating", clock: str | None = None) -> float:
+    """The cumulative ``clock`` (default: the group's governing one, ``theory.clocks``) at
+    ``checkpoint`` (a key of ``CHECKPOINTS``): the median over the group's kept runs of its value at
+    the epoch each run's checkpoint selects (``end``: the horizon), read from the runs' history
+    rows (the runs of a setting share a schedule, so an epoch has one clock); NaN when no kept run
+    has that checkpoint.  ``summary`` is ``summarise(group)`` (or with its ``horizon``)."""
+    name = clock or summary["governing"]
+    by_epoch: dict[int, float] = {}
+    for _, record in group.runs:
+        for row in record["history"]:
+            if name in row.get("clocks", {}):
+                by_epoch.setdefault(row["epoch"], row["clocks"][name])
+    epochs = [summary["horizon"] if checkpoint == "end" else r[_CHECKPOINT_EPOCHS[checkpoint]]
+              for r in summary["runs"] if r["kept"]]
+    values = [by_epoch[e] for e in epochs if e in by_epoch]
+    return float(np.median(values)) if values else math.nan
 
 
 def slopes_of(summary: Mapping) -> list[float]:

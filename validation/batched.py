@@ -2,7 +2,7 @@
 
 Runs that share data, architecture, batch size, horizon and evaluation epochs can step in
 lockstep whatever their sigma_w, seed and optimiser hyperparameters (``STEP_FREE``: optimiser,
-lr, momentum, decay, schedule): their parameters and BatchNorm buffers are stacked along a
+lr, momentum, decay and where it acts, schedule): their parameters and BatchNorm buffers are stacked along a
 leading member axis (``torch.func.stack_module_state``) and one forward pass evaluates all G
 members, member g on its own minibatch (drawn from its own seed, exactly as its solo run draws
 it; ``validation.data.batches``).  The loss sum_g CE_g has gradient CE_g' in block g, so every
@@ -32,7 +32,7 @@ from implicitbias.validation.trainers import trainer_for
 __all__ = ["GROUP_KIND", "STEP_FREE", "MAX_CPU_MEMBERS", "ensembles", "execute_group", "train_ensembles", "run_groups"]
 
 GROUP_KIND = "validation.ensemble"
-STEP_FREE = (*MEMBER_KEYS, "optimizer", "lr", "momentum", "weight_decay", "schedule")  # members may differ in these
+STEP_FREE = (*MEMBER_KEYS, "optimizer", "lr", "momentum", "weight_decay", "decay_on", "schedule")  # members may differ in these
 # Members per ensemble on a CPU: beyond about 50 the toy MLP's activations (b 64 x 64 units x G) leave a
 # core's L2 cache and the images per CPU second fall (benchmarks/RESULTS.md, "Ensembles across settings").
 MAX_CPU_MEMBERS = 48

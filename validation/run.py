@@ -23,6 +23,13 @@ training loss above ``LOSS_BOUND`` times the loss at initialisation, or, after a
 and the reason (``summary.diverged_epoch``, ``summary.diverged_reason``); analyses count it and
 leave it out of spreads and fits.
 
+Weight decay (``weight_decay`` = lambda, a choice the spec leaves open, s. 1): coupled L2 for SGD,
+Adam and the other coupled optimisers, decoupled for AdamW and Muon
+(``numerics.optim.optimizers``), acting on the tensors ``decay_on`` names: ``all`` (every
+parameter: kernels, BatchNorm gamma and beta, the head) or ``scale_invariant`` (only the conv and
+linear kernels a norm layer follows: the mechanism T_L2 models; ``validation.trainers``).  With
+no decay ``decay_on`` is stored as ``all``.
+
 Initialisation: every kernel sigma_w x He normal with the run's seed (the same draw for every
 sigma_w), BatchNorm gamma 1 / beta 0, biases 0 (``implicitbias.validation.init``).  The seed also
 drives the minibatch order and augmentation.  ``arch`` and ``dataset`` may also name a model factory
@@ -54,11 +61,12 @@ from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, buil
 from implicitbias.validation.precision import parameter_dtype
 from implicitbias.validation.trainers import Trainer, trainer_for
 
-__all__ = ["DEFAULTS", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
+__all__ = ["DEFAULTS", "DECAY_ON", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
            "divergence", "warmup_epochs", "build", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
+DECAY_ON = ("all", "scale_invariant")  # which tensors weight_decay acts on (validation.trainers)
 MAX_EPOCHS = 100_000
 LOSS_BOUND = 10.0  # x the loss at initialisation: cross-entropy that grows tenfold is running away, not learning
 CHANCE_MARGIN = 0.02  # training accuracy <= 1/K + this after warm-up: the network has stopped learning
@@ -86,6 +94,7 @@ DEFAULTS: dict = {
     "lr": 0.01,
     "momentum": None,
     "weight_decay": 0.0,
+    "decay_on": "all",
     "schedule": "constant",
     "batch_size": 128,
     "epochs": 10,
@@ -128,6 +137,9 @@ def canonical_config(config: Mapping) -> dict:
     if c["momentum"] is not None:
         c["momentum"] = params.real("momentum", c["momentum"], minimum=0.0, maximum=0.9999)
     c["weight_decay"] = params.real("weight_decay", c["weight_decay"], minimum=0.0, maximum=MAX_RATE)
+    params.choice("decay_on", c["decay_on"], DECAY_ON)
+    if c["weight_decay"] == 0:
+        c["decay_on"] = "all"  # no decay to place: one key for runs that train alike
     params.choice("schedule", c["schedule"], SCHEDULES)
     c["batch_size"] = params.integer("batch_size", c["batch_size"], minimum=1, maximum=1 << 20)
     c["epochs"] = params.integer("epochs", c["epochs"], minimum=1, maximum=MAX_EPOCHS)

@@ -27,7 +27,16 @@ Two engines for the forward pass:
   equal to the solo runs to rounding (grouped convolutions sum in another order).
 
 Optimisers: the members of one setting are consecutive (``validation.batched.execute_group``
-orders them).
+orders them).  Where the decay acts (the run config's ``decay_on``, a documented choice: Spec B
+s. 1 leaves the decay's details open): ``all`` puts every parameter in one group with the config's
+``weight_decay``; ``scale_invariant`` decays the scale-invariant kernels only, the conv and linear
+kernels a norm layer follows (``validation.init.scale_invariant_kernels``: in ``validation.models``
+the MLP's two hidden kernels and every conv of the ResNets), and puts the rest (BatchNorm gamma
+and beta, the classifier head, any bias) in a second group with ``weight_decay`` 0.  That is the
+mechanism the clock T_L2 = lambda sum eta models (Spec B s. 3: a kernel the loss does not see the
+scale of forgets its initial norm like exp(-2 lambda sum eta)), and it leaves the head free to
+scale its logits, so runs can interpolate under decay.  It applies to every optimiser's decay,
+coupled (SGD, Adam, ...) or decoupled (AdamW, Muon: Muon's 1-D parameters are never decayed).
 Elementwise optimisers (SGD, momentum, Nesterov, Adam, AdamW, RMSProp, sign descent) get one
 torch optimiser per setting over views of its members' slice of the stacked tensors, so each
 setting's update is torch.optim's own arithmetic on its slice; Muon is not elementwise
@@ -48,7 +57,8 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from implicitbias.numerics.optim.optimizers import make_optimizer
 from implicitbias.theory import params
-from implicitbias.validation.init import frobenius_norm, kernel_modules, kernel_norm_total, kernel_norms
+from implicitbias.validation.init import (frobenius_norm, kernel_modules, kernel_norm_total, kernel_norms,
+                                          scale_invariant_kernels)
 from implicitbias.validation.models import Head, Network
 
 __all__ = ["ELEMENTWISE", "Trainer", "EnsembleTrainer", "folds", "trainer_for"]
@@ -75,6 +85,7 @@ class Trainer:
     def __init__(self, model: torch.nn.Module, forward: Callable | None = None):
         self.model = model
         self.forward = forward or model
+        self.invariant = frozenset(name + ".weight" for name in scale_invariant_kernels(model))
 
     def members(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward(x[0])[None]
@@ -84,6 +95,10 @@ class Trainer:
 
     def parameters(self) -> list[torch.Tensor]:
         return list(self.model.parameters())
+
+    def parameter_names(self) -> list[str]:
+        """The names of :meth:`parameters`, in order (``nn.Module.named_parameters``'s)."""
+        return [name for name, _ in self.model.named_parameters()]
 
     def norms(self) -> list[dict[str, float]]:
         return [kernel_norms(self.model)]
@@ -97,8 +112,8 @@ class Trainer:
         self._groups: list[tuple[dict, float, int]] = []  # (param group, its base lr, its setting)
         self._add_optimizer(configs[0], self.parameters(), 0)
 
-    def _add_optimizer(self, config: Mapping, parameters, setting: int) -> torch.optim.Optimizer:
-        opt = _optimizer(config, parameters)
+    def _add_optimizer(self, config: Mapping, parameters: Sequence[torch.Tensor], setting: int) -> torch.optim.Optimizer:
+        opt = _optimizer(config, list(zip(self.parameter_names(), parameters)), self.invariant)
         self.optimizers.append(opt)
         self._groups += [(group, group["lr"], setting) for group in _param_groups(opt)]
         return opt
@@ -117,9 +132,20 @@ class Trainer:
             opt.step()
 
 
-def _optimizer(config: Mapping, parameters) -> torch.optim.Optimizer:
+def _optimizer(config: Mapping, named: Sequence[tuple[str, torch.Tensor]], invariant: frozenset[str]) -> torch.optim.Optimizer:
+    """The optimiser of ``config`` over the ``(name, tensor)`` pairs ``named``, its decay where
+    ``decay_on`` puts it (module docstring): one group (``all``), or the kernels named in
+    ``invariant`` with the decay and the rest with none (``scale_invariant``)."""
     c = config
-    return make_optimizer(c["optimizer"], parameters, c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
+    groups: list = [p for _, p in named]
+    if c["decay_on"] == "scale_invariant":
+        if not invariant:
+            raise params.ParameterError("decay_on scale_invariant needs a conv or linear kernel followed by a norm layer; "
+                                        "this model has none (use decay_on all)")
+        decayed = [p for name, p in named if name in invariant]
+        rest = [p for name, p in named if name not in invariant]
+        groups = [{"params": decayed}] + ([{"params": rest, "weight_decay": 0.0}] if rest else [])
+    return make_optimizer(c["optimizer"], groups, c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
 
 
 def _param_groups(opt: torch.optim.Optimizer) -> list[dict]:
@@ -246,6 +272,9 @@ class EnsembleTrainer(Trainer):
     # -- state and optimiser -------------------------------------------------------------------
     def parameters(self):
         return list(self.params.values())
+
+    def parameter_names(self):
+        return list(self.params)
 
     @torch.no_grad()
     def norms(self):

@@ -15,7 +15,10 @@
 
 Coupled L2 decay (``sgd``, ``sgd_momentum``, ``nesterov``, ``adam``, ``rmsprop``, ``sign``) is
 added to the gradient, so it passes through the momentum / preconditioner; decoupled decay
-(``adamw``, ``muon``) shrinks the weights directly.
+(``adamw``, ``muon``) shrinks the weights directly.  ``params`` may be tensors or torch's
+param-group dicts; a group's own ``weight_decay`` overrides the optimiser's (so decay can act on
+some tensors only: ``validation.trainers`` puts the kernels of ``decay_on = "scale_invariant"`` in
+a group of their own and the rest in a group with ``weight_decay`` 0).
 
 Muon's split (a documented choice): every parameter with ndim >= 2 (linear kernels, the head
 included, and conv kernels flattened to (out, in * k * k)) is orthogonalised; every 1-D
@@ -94,6 +97,12 @@ class _Parameterwise(torch.optim.Optimizer):
         return loss
 
 
+def _param_groups(params) -> list[dict]:
+    """``params`` as torch's list of param-group dicts: tensors become one group."""
+    items = list(params)
+    return items if items and isinstance(items[0], dict) else [{"params": items}]
+
+
 class Muon(_Parameterwise):
     """Muon for parameters with ndim >= 2 plus a companion AdamW for the 1-D ones.
 
@@ -114,9 +123,10 @@ class Muon(_Parameterwise):
         shape_factor: str = "flattened",
     ):
         check.choice("shape_factor", shape_factor, SHAPE_FACTORS)
-        all_params = list(params)
-        matrices = [p for p in all_params if p.ndim >= 2]
-        vectors = [p for p in all_params if p.ndim < 2]
+        groups = _param_groups(params)
+        matrices = [{**g, "params": [p for p in g["params"] if p.ndim >= 2]} for g in groups]
+        matrices = [g for g in matrices if g["params"]]
+        vectors = [p for g in groups for p in g["params"] if p.ndim < 2]
         if not matrices:
             raise check.ParameterError("params must contain at least one parameter with ndim >= 2 for muon")
         defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay, ns_steps=ns_steps,
@@ -179,6 +189,7 @@ def make_optimizer(
 ) -> torch.optim.Optimizer:
     """The optimiser ``name`` (one of ``OPTIMIZERS``) over ``params``; see the module docstring.
 
+    ``params``: tensors, or param-group dicts (a group's ``weight_decay`` overrides ``weight_decay``).
     ``momentum`` defaults to 0.9 (sgd_momentum, nesterov) and 0.95 (muon); ``betas`` and ``eps``
     are Adam/AdamW's, ``alpha`` RMSProp's second-moment decay, ``shape_factor`` Muon's (see the
     module docstring).  Bad input raises ParameterError.

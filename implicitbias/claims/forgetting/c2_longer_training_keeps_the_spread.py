@@ -12,21 +12,34 @@ epochs, so at the interpolating checkpoint it could only agree (the default tier
 r = m(kE) / m(E) (calibrated parametric-bootstrap interval; the two horizons share seeds, which
 the interval treats as independent: conservative for positively correlated memories), above
 ``kept`` (FORGOTTEN = sqrt(4.0 / 26.5) = 0.389: the long run has not forgotten as the paper's
-Muon does).  Judged at the claim's checkpoint (minimum validation loss among interpolating
-checkpoints, the one C1 judges), the minimum over all checkpoints and the end of training beside.
+Muon does).
+
+Checkpoint (pre-registered, issue 27): the primary one is the end of training, the predictor
+"training longer" produces, where the long run's whole clock has acted (on ``horizon.toml`` the
+governing T_SGD = (1/b) sum eta^2 is 5x the short run's there, as the epochs); the interpolating
+checkpoint (minimum validation loss among interpolating checkpoints, the one C1 judges) and the
+minimum over all checkpoints are judged beside it.  At the interpolating checkpoint the 600-epoch
+runs were selected at epochs whose clock is only 1.04-1.75x the 120-epoch runs', so the two
+predictors had nearly the same clock and C2 agreed by construction.  Premise ``min_leverage``: the
+governing clock at the two checkpoints compared (the median over each group's kept runs of its
+value at the epoch each run's checkpoint selects, ``validation.analysis.clock_at``) at least 4x
+apart, else ``inconclusive`` (no leverage), both clocks stated.
 
 - agrees: the interval lies above ``kept``; disagrees: below it (longer training forgets);
-- inconclusive: horizons less than ``min_ratio`` apart, the baseline shows no memory, fewer than
-  ``min_seeds`` complete seeds, a straddling interval, or underpowered (simulated rates > 5%).
+- inconclusive: horizons less than ``min_ratio`` apart, fewer than ``min_seeds`` complete seeds,
+  clocks less than ``min_leverage`` apart (no leverage), the baseline shows no memory, a
+  straddling interval, or underpowered (simulated rates > 5%).
 """
 
 from __future__ import annotations
+
+import math
 
 from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import horizon_figure
-from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
+from implicitbias.validation.analysis import CHECKPOINTS, clock_at, memory_of, summarise
 
 
 class C2(fg.GroupClaim):
@@ -36,11 +49,15 @@ class C2(fg.GroupClaim):
     section = "clocks"
     order = 2
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    judged = "interpolating"
+    judged = "end"
     oc_sims = mr.SIMS
     thresholds = {
         "kept": mr.FORGOTTEN,
         "min_ratio": Threshold(4.0, "a horizon ratio below 4x is too close to E to test 'much longer' (toy: 5x)"),
+        "min_leverage": Threshold(4.0, "the governing clock at the two checkpoints compared >= 4x apart, as the "
+                                       "horizons: with nearly equal clocks the two predictors are nearly the same "
+                                       "and C2 agrees by construction (issue 27: 1.04-1.75x at the interpolating "
+                                       "checkpoints of cosine 120 vs 600 epochs)"),
         "min_seeds": fg.MIN_SEEDS,
     }
     _plan = fg.Plan(((fg.HORIZONS, ("sgd_low_cosine", "sgd_low_cosine_5x")),))
@@ -58,7 +75,8 @@ class C2(fg.GroupClaim):
         short_s, long_s = summarise(short), summarise(long)
         E, kE = short.setting["epochs"], long.setting["epochs"]
         data = {"short": short_s, "long": long_s, "ratio": kE / E,
-                "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS}}
+                "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS},
+                "clocks": {cp: (clock_at(short, short_s, cp), clock_at(long, long_s, cp)) for cp in CHECKPOINTS}}
         return Evidence(f"{short.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
                         f"{short_s['seeds']}", data, label)
 
@@ -66,18 +84,26 @@ class C2(fg.GroupClaim):
         d = evidence.data
         if d["short"] is None:
             return not_run("no low-lr SGD group at a longer horizon among the runs")
-        context = f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}"
+        E, kE = d["clocks"][self.judged]
+        clock = f"{d['long']['governing']} at the {self.judged} checkpoint {E:.3g} at E, {kE:.3g} at {d['ratio']:g}E"
+        context = f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}; {clock}"
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["short"]["seeds"],
                                  self.oc_sims, context, halves=d.get("halves"))
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""
         short, long = d["memory"][checkpoint]
+        E, kE = d["clocks"][checkpoint]
+        leverage = kE / E if E > 0 else math.nan
         premise = ""
         if d["ratio"] < self.threshold("min_ratio"):
             premise = f"horizons differ by only {d['ratio']:g}x (need {self.threshold('min_ratio'):g}x)"
         elif min(short.n, long.n) < self.threshold("min_seeds"):
             premise = f"only {min(short.n, long.n)} complete seeds (need {self.threshold('min_seeds'):g})"
+        elif not leverage >= self.threshold("min_leverage"):
+            premise = (f"no leverage: the governing clock {d['long']['governing']} at the {checkpoint} checkpoint is "
+                       f"{E:.3g} at E and {kE:.3g} at {d['ratio']:g}E (median over runs), {leverage:.3g}x apart "
+                       f"(need {self.threshold('min_leverage'):g}x)")
         elif not short.snr.lo > 0:
             premise = "the baseline shows no memory beyond seed noise at E (its interval reaches 0)"
         if premise:

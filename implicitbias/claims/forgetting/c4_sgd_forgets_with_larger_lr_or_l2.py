@@ -15,14 +15,25 @@ SGD baseline's, r = m_group / m_SGD, below its bound, pre-registered from the pa
 
 - agrees: every such group's interval lies below its bound; disagrees: any lies above;
 - inconclusive: as C3 (premises, straddling intervals, underpowered).
+
+The row states each group's governing clock at the judged checkpoint (``validation.analysis.clock_at``:
+the median over its runs of the clock at the epoch each run's checkpoint selects): for an L2 group
+T_L2 = lambda sum eta, under which the scale-invariant kernels' initial norm is forgotten like
+exp(-2 T_L2) (Spec B s. 3), so a reader sees how much the decay has acted where the memory is read.
+The toy tier's L2 group decays only those kernels (``decay_on = "scale_invariant"``,
+``validation/specs/default.toml``), lambda = 1e-2, chosen on the calibration seeds so that every run
+interpolates (benchmarks/RESULTS.md, 2026-12-03).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from implicitbias.claims import Evidence, Verdict
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
-from implicitbias.validation.analysis import family
+from implicitbias.validation.analysis import clock_at, family
 
 _BLOCKS = ("sgd_low", "sgd_high", "sgd_l2")
 
@@ -39,6 +50,23 @@ class C4(ForgettingClaim):
     thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS}
     def bound_of(self, summary: dict) -> float:
         return self.threshold("almost_zero" if family(summary["setting"]) == "sgd_l2" else "forgets")
+
+    def evidence(self, groups, label: str = "") -> Evidence:
+        """C3's evidence plus each group's governing clock at the judged checkpoint (module docstring)."""
+        e = super().evidence(groups, label)
+        members = getattr(fg.roles(groups), self.role)
+        e.data["clocks"] = [clock_at(g, s, self.judged) for g, s in zip(members, e.data["groups"])]
+        return e
+
+    def judge(self, evidence: Evidence) -> Verdict:
+        v = super().judge(evidence)
+        d = evidence.data
+        if not d.get("groups"):
+            return v
+        clocks = {g["label"]: (g["governing"], t) for g, t in zip(d["groups"], d["clocks"])}
+        stated = "; ".join(f"{label}: {name} = {t:.3g}" for label, (name, t) in clocks.items())
+        return replace(v, measured=f"{v.measured}; clock at the {self.judged} checkpoint (median over runs): {stated}",
+                       numbers={**v.numbers, "clocks": clocks})
 
     configs = {"default": fg.Plan(((fg.TOY, _BLOCKS),)),
                "full": fg.Plan(((fg.TOY, _BLOCKS), (fg.FASHION_MNIST, _BLOCKS)))}

@@ -26,7 +26,7 @@ from implicitbias.validation.groups import setting
 __all__ = ["Roles", "roles"]
 
 # lr_per_epoch: the epochs' rates of a run trained elsewhere (validation.runs_format), part of its rate and horizon
-_OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "momentum", "lr_per_epoch")
+_OPTIMISER_KEYS = ("optimizer", "lr", "weight_decay", "decay_on", "momentum", "lr_per_epoch")
 _ALWAYS_FREE = ("eval_every", "eval_dense_until")  # how often a run is evaluated never changes its training
 
 
