@@ -132,7 +132,7 @@ def test_not_run_without_groups():
 
 def test_the_default_grid_is_crossed_with_the_pre_registered_bounds():
     """The packaged grid (clock_lines.toml): each family's design crosses clock and steps, and the bound
-    is the one pre-registered from its geometry (SGD 22.5 deg, Adam 13.28 deg)."""
+    is the one pre-registered from its geometry (SGD 22.5 deg, Adam and SGD + L2 13.28 deg)."""
     from implicitbias.claims.forgetting.tiers import tier
 
     t = tier(c7.CLOCK_LINES)
@@ -141,8 +141,11 @@ def test_the_default_grid_is_crossed_with_the_pre_registered_bounds():
         c = configs[0]
         families.setdefault((c["optimizer"], c["weight_decay"] > 0), []).append(
             (c["lr"], c["batch_size"], c["epochs"], c["weight_decay"]))
-    bounds = {"sgd": 22.5, "adam": math.degrees(math.atan(0.5)) / 2}
-    for (opt, _), axes in families.items():
-        d = cd.Design.of("T_SGD" if opt == "sgd" else "T_adapt", axes)
+    half_atan = math.degrees(math.atan(0.5)) / 2
+    bounds = {("sgd", False): ("T_SGD", 22.5), ("adam", False): ("T_adapt", half_atan), ("sgd", True): ("T_L2", half_atan)}
+    assert set(families) == set(bounds)
+    for key, axes in families.items():
+        clock, bound = bounds[key]
+        d = cd.Design.of(clock, axes)
         assert d.crossed
-        assert cd.bound_of(cd._rivals(d)) == pytest.approx(bounds[opt], abs=1e-6)
+        assert cd.bound_of(cd._rivals(d)) == pytest.approx(bound, abs=1e-6)
