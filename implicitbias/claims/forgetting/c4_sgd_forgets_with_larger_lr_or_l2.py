@@ -14,13 +14,18 @@ SGD baseline's, r = m_group / m_SGD, below its bound, pre-registered from the pa
 - L2 decay: ``almost_zero`` = 4.0 / 26.5 = 0.151 ("almost zero" is below Muon's "small spread").
 
 - agrees: every such group's interval lies below its bound; disagrees: any lies above;
-- inconclusive: as C3 (premises, straddling intervals, underpowered).
+- inconclusive: as C3 (premises, straddling intervals, underpowered); of C3's regime targets
+  (``forgetting.regime``) only the baseline's: its norm slope at the judged checkpoint >=
+  ``kept_slope`` = 0.8, else "regime: clocks not matched".
+
+Every verdict states the radial memory of the baseline and of each group at the judged checkpoint.
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting import regime
 from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
 from implicitbias.validation.analysis import family
 
@@ -36,7 +41,8 @@ class C4(ForgettingClaim):
     section = "clocks"
     order = 4
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS}
+    thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS,
+                  "kept_slope": regime.KEPT_SLOPE}
     def bound_of(self, summary: dict) -> float:
         return self.threshold("almost_zero" if family(summary["setting"]) == "sgd_l2" else "forgets")
 
