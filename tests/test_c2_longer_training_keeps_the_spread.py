@@ -68,3 +68,11 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("inconclusive", evidence(noisy(0.04, draw=1), long={"epochs": 12})),
     ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=MEMORY)))),
 ]
+
+
+def test_states_both_horizons_radial_memory_at_its_checkpoint():
+    v = verdict(noisy(0.04, draw=1), norm1=lambda s, k: 10.0 * s**0.5)
+    assert set(v.numbers["radial"]) == {"E", "25E"}
+    assert v.numbers["radial"]["25E"]["slope"]["estimate"] == pytest.approx(0.5)
+    assert v.numbers["radial"]["E"]["slope"]["estimate"] == pytest.approx(1.0)
+    assert "radial memory at the interpolating checkpoint: E: norm slope 1.00" in v.measured

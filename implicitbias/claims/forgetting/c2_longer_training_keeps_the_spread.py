@@ -18,6 +18,8 @@ checkpoints, the one C1 judges), the minimum over all checkpoints and the end of
 - agrees: the interval lies above ``kept``; disagrees: below it (longer training forgets);
 - inconclusive: horizons less than ``min_ratio`` apart, the baseline shows no memory, fewer than
   ``min_seeds`` complete seeds, a straddling interval, or underpowered (simulated rates > 5%).
+
+The verdict states the radial memory of both horizons at the judged checkpoint (``forgetting.regime``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import horizon_figure
+from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
 
 
@@ -58,7 +61,8 @@ class C2(fg.GroupClaim):
         short_s, long_s = summarise(short), summarise(long)
         E, kE = short.setting["epochs"], long.setting["epochs"]
         data = {"short": short_s, "long": long_s, "ratio": kE / E,
-                "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS}}
+                "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS},
+                "radial": (radial_by_checkpoint(short), radial_by_checkpoint(long))}
         return Evidence(f"{short.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
                         f"{short_s['seeds']}", data, label)
 
@@ -66,9 +70,12 @@ class C2(fg.GroupClaim):
         d = evidence.data
         if d["short"] is None:
             return not_run("no low-lr SGD group at a longer horizon among the runs")
-        context = f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}"
+        labels, radial = ("E", f"{d['ratio']:g}E"), [r[self.judged] for r in d["radial"]]
+        context = (f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}; "
+                   f"{radial_context(labels, radial, self.judged)}")
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["short"]["seeds"],
-                                 self.oc_sims, context, halves=d.get("halves"))
+                                 self.oc_sims, context, halves=d.get("halves"),
+                                 numbers={"radial": radial_numbers(labels, radial)})
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""
