@@ -86,9 +86,12 @@ class ForgettingClaim(GroupClaim):
             premise = "the low-lr SGD baseline shows no memory beyond seed noise (its interval reaches 0)"
         elif thin:
             premise = f"fewer than {self.threshold('min_seeds'):g} complete seeds: {', '.join(thin)}"
-        else:
-            premise = regime_premise(regime_misses(self.threshold, list(self.thresholds), base, d["radial"][checkpoint],
-                                                   d["groups"], [r[checkpoint] for r in d["group_radial"]]))
+        else:  # the regime's targets this claim's thresholds name (forgetting.regime)
+            kept = self.threshold("kept_slope") if "kept_slope" in self.thresholds else None
+            forgotten = ((self.threshold("forgotten_clock"), self.threshold("forgotten_slope"))
+                         if "forgotten_clock" in self.thresholds else None)
+            premise = regime_premise(regime_misses(base, d["radial"][checkpoint], d["groups"],
+                                                   [r[checkpoint] for r in d["group_radial"]], kept, forgotten))
         return parts, premise
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:

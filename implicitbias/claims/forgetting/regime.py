@@ -15,9 +15,10 @@ initial norm where low-lr SGD keeps it); otherwise the verdict is ``inconclusive
     FORGOTTEN_SLOPE = 0.1  its norm slope: a final norm nearly independent of sigma_w
     KEPT_SLOPE      = 0.8  the low-lr SGD baseline's norm slope: a norm nearly proportional to sigma_w
 
-A claim applies the targets its thresholds name (``regime_misses``): with ``forgotten_clock`` and
-``forgotten_slope`` (C3) every compared group must meet both and every run of the baseline and of
-the groups must interpolate; with ``kept_slope`` (C3, C4) the baseline must meet it.  The point
+A claim applies the targets its thresholds name (``regime_misses``, called by
+``forgetting_claim.ForgettingClaim``): with ``forgotten_clock`` and ``forgotten_slope`` (C3) every
+compared group must meet both and every run of the baseline and of the groups must interpolate;
+with ``kept_slope`` (C3, C4) the baseline must meet it.  The point
 estimates are compared with the targets: they say whether the design reached its regime, the
 intervals beside them are stated.
 """
@@ -25,7 +26,7 @@ intervals beside them are stated.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from implicitbias.claims import Threshold
 from implicitbias.numerics.metrics.radial_memory import RadialMemory
@@ -67,19 +68,20 @@ def _slope(r: RadialMemory | None) -> float:
     return math.nan if r is None else r.slope.estimate
 
 
-def regime_misses(threshold: Callable[[str], float], names: Sequence[str], baseline: Mapping,
-                  base_radial: RadialMemory | None, groups: Sequence[Mapping],
-                  group_radials: Sequence[RadialMemory | None]) -> list[str]:
-    """The targets the baseline and the compared groups miss (module docstring), as text; ``names``
-    the claim's threshold names, ``threshold(name)`` their values; summaries from
-    ``validation.analysis.summarise``."""
+def regime_misses(baseline: Mapping, base_radial: RadialMemory | None, groups: Sequence[Mapping],
+                  group_radials: Sequence[RadialMemory | None], kept: float | None = None,
+                  forgotten: tuple[float, float] | None = None) -> list[str]:
+    """The targets the baseline and the compared groups miss (module docstring), as text: with
+    ``kept``, the baseline's norm slope >= kept; with ``forgotten`` = (clock, slope), every group's X
+    at the largest sigma_w >= clock and norm slope <= slope, and every run interpolating.  Summaries
+    from ``validation.analysis.summarise``."""
     misses = []
-    if "kept_slope" in names:
-        kept, slope = threshold("kept_slope"), _slope(base_radial)
+    if kept is not None:
+        slope = _slope(base_radial)
         if not slope >= kept:
             misses.append(f"low-lr SGD baseline norm slope {slope:.2f} < {kept:g}")
-    if "forgotten_clock" in names:
-        clock, flat = threshold("forgotten_clock"), threshold("forgotten_slope")
+    if forgotten is not None:
+        clock, flat = forgotten
         for g, r in zip(groups, group_radials):
             x, slope = _x_hi(r), _slope(r)
             if not x >= clock:
