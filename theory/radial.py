@@ -98,8 +98,8 @@ def _law(name, recursion, increment, memory, clock, forgetting, power=None, equi
     units = sp.solve(sp.Eq(forgetting, memory), X)
     if len(units) != 1:
         raise ValueError(f"law {name}: memory = forgetting(X) has {len(units)} solutions, not one")
-    return RadialLaw(name, recursion, increment, memory, clock, forgetting, sp.simplify(sp.expand_log(units[0], force=True)), power,
-                      equilibrium)
+    x = sp.simplify(sp.expand_log(units[0], force=True))  # log(exp(2 T / (1 - beta))) -> 2 T / (1 - beta)
+    return RadialLaw(name, recursion, increment, memory, clock, forgetting, x, power, equilibrium)
 
 
 @functools.cache
