@@ -77,6 +77,7 @@ MODULE_TESTS = {
     "numerics/metrics/forgetting_metrics.py": ["test_forgetting_metrics.py", "test_toy_forgetting.py", "test_validation_analysis.py"],
     "numerics/metrics/resampling.py": ["test_resampling.py"],
     "numerics/metrics/memory_stats.py": ["test_memory_stats.py", "test_resampling.py"],
+    "numerics/metrics/radial_memory.py": ["test_radial_memory.py"],
     "numerics/metrics/kl_to_nc.py": ["test_kl_to_nc.py"],
     "numerics/metrics/nc_metrics.py": ["test_nc_metrics.py"],
     "numerics/metrics/rank.py": ["test_effective_rank.py"],

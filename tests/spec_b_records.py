@@ -1,7 +1,8 @@
 """Synthetic run records for Spec B's verdict tests: every number is set by the test, not trained.
 
 A record has the layout ``validation.run.train`` writes: epoch 0 at initialisation, then one row
-per epoch with train/val/test accuracy, validation loss, kernel norm and cumulative clocks.  The
+per epoch with train/val/test accuracy, validation loss, kernel norm (total, and per kernel: the
+MLP's two hidden kernels and its head, a third of the total's square each) and cumulative clocks.  The
 validation loss is lowest at ``selected_epoch``, where the test accuracy is ``selected``; the
 last row has test accuracy ``final``.  Training accuracy reaches ``train_acc`` at epoch ``tau``
 (``tau=None``: it stays at ``train_acc`` < 99.5% throughout).
@@ -13,15 +14,17 @@ from implicitbias.theory.clocks import forgetting_clocks
 from implicitbias.validation.run import canonical_config
 
 SIGMAS = (0.25, 0.5, 1.0, 2.5)
+KERNELS = ("body.1", "body.4", "head.layers.0")  # the kernels of validation.models.BatchNormMLP and its head
 SEEDS = (0, 1, 2, 3)
 BASE = {"dataset": "synthetic", "data_size": 300, "arch": "mlp", "width": 0.25, "optimizer": "sgd", "lr": 0.1,
         "batch_size": 64, "epochs": 6}
 
 
 def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, norm1=None, diverged=None,
-           selected_epoch=3, n_train=1000, middle=0.3):
+           selected_epoch=3, n_train=1000, middle=0.3, norm_by=1):
     """One run record (see the module docstring); accuracies as fractions, ``diverged=(epoch, reason)``;
-    ``middle``: the test accuracy of every other epoch."""
+    ``middle``: the test accuracy of every other epoch; the kernel norm goes linearly from ``norm0``
+    to ``norm1`` over the first ``norm_by`` epochs and stays there."""
     c = canonical_config(config)
     E = c["epochs"]
     final = selected if final is None else final
@@ -36,7 +39,8 @@ def record(config, *, selected, final=None, train_acc=1.0, tau=2, norm0=None, no
                                                                             min(train_acc, 0.99)),
             "val_loss": 1.0 if e == selected_epoch else 2.0 + 0.01 * e, "val_acc": 0.5,
             "test_acc": selected if e == selected_epoch else (final if e == E else middle),
-            "kernel_norm": norm0 + (norm1 - norm0) * e / E,
+            "kernel_norm": norm0 + (norm1 - norm0) * min(e / norm_by, 1),
+            "kernel_norms": dict.fromkeys(KERNELS, (norm0 + (norm1 - norm0) * min(e / norm_by, 1)) / 3**0.5),
             "clocks": {k: (v[e - 1] if e else 0.0) for k, v in clocks.cumulative.items()},
         })
     summary = {"governing_clock": clocks.governing, "clocks": clocks.total, "steps_per_epoch": clocks.steps_per_epoch,

@@ -140,3 +140,14 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("inconclusive", evidence(group(accuracy=REMEMBERS, seeds=(0, 1)))),
     ("not run", evidence(group({"optimizer": "adam"}, accuracy=REMEMBERS))),
 ]
+
+
+def test_states_the_baselines_radial_memory_at_its_checkpoint():
+    """SGD's clock in units of the initial norm is read off the norms (tr Sigma is not measured): a
+    common norm 20 from 10 sigma_w is X = (20 / (10 sigma_w))^4 - 1 at sigma_w 0.25 and 2.5."""
+    v = verdict(group(accuracy=REMEMBERS, seeds=SEEDS8, norm1=lambda s, k: 20.0))
+    r = v.numbers["radial"]["sgd lr 0.1, b 64, 6 ep"]
+    assert r["x"] == pytest.approx([(20 / 2.5) ** 4 - 1, (20 / 25) ** 4 - 1]) and r["measured"]
+    assert r["slope"]["estimate"] == pytest.approx(0.0, abs=1e-9) and r["checkpoint"] == "interpolating"
+    assert "radial memory at the interpolating checkpoint: sgd lr 0.1, b 64, 6 ep: norm slope " in v.measured
+    assert "X 4.1e+03 at sigma_w 0.25, -0.59 at 2.5 (sgd law" in v.measured

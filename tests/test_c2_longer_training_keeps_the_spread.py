@@ -106,3 +106,11 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
         {"epochs": 30, "lr": 0.05}, accuracy=noisy(0.002, draw=1), seeds=SEEDS8)))),  # no leverage: 1.25x the clock
     ("not run", CLAIM.evidence(group_runs(group(SHORT, accuracy=MEMORY)))),
 ]
+
+
+def test_states_both_horizons_radial_memory_at_its_checkpoint():
+    v = verdict(noisy(0.04, draw=1), norm1=lambda s, k: 10.0 * s**0.5)
+    assert set(v.numbers["radial"]) == {"E", "25E"}
+    assert v.numbers["radial"]["25E"]["slope"]["estimate"] == pytest.approx(0.5)
+    assert v.numbers["radial"]["E"]["slope"]["estimate"] == pytest.approx(1.0)
+    assert "radial memory at the interpolating checkpoint: E: norm slope 1.00" in v.measured

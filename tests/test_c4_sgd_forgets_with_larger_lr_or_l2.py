@@ -52,6 +52,16 @@ def test_inconclusive_when_the_l2_group_does_not_interpolate():
     assert v.verdict == "inconclusive" and "complete seeds" in v.reason
 
 
+def test_regime_not_matched_when_the_baseline_forgets_its_norm():
+    """C4 applies the regime's baseline target only (slope >= 0.8); its groups are judged as they are."""
+    base = group(accuracy=SGD, seeds=SEEDS8, norm1=lambda s, k: 10.0 * s**0.6)
+    v = verdict((HIGH, HALFWAY), (L2, GONE), baseline=base)
+    assert v.verdict == "inconclusive" and "regime: clocks not matched (low-lr SGD baseline norm slope 0.60" in v.reason
+    assert verdict((HIGH, HALFWAY), baseline=group(accuracy=SGD, seeds=SEEDS8, norm1=lambda s, k: 10.0 * s**0.9)
+                   ).verdict == "agrees"
+    assert "sgd lr 1, b 64, 6 ep: norm slope 1.00" in v.measured and "sgd law" in v.measured
+
+
 def test_inconclusive_when_the_baseline_does_not_interpolate():
     v = verdict((HIGH, HALFWAY), baseline=group(accuracy=SGD, seeds=SEEDS8, tau=None, train_acc=0.8))
     assert v.verdict == "inconclusive" and "baseline does not interpolate" in v.reason

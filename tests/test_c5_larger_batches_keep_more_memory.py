@@ -66,3 +66,10 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("inconclusive", evidence(lambda b: 3.0, batches=(64, 128))),
     ("not run", CLAIM.evidence(group_runs(group({"optimizer": "adam"}, accuracy=noisy(0.01))))),
 ]
+
+
+def test_states_every_batch_sizes_radial_memory_at_its_checkpoint():
+    v = verdict(lambda b: 3.0)
+    assert [label.split(",")[1] for label in v.numbers["radial"]] == [f" b {b}" for b in BATCHES]
+    assert all(r["checkpoint"] == "all" for r in v.numbers["radial"].values())
+    assert "radial memory at the all checkpoint: sgd lr 0.1, b 16, 6 ep: norm slope 1.00" in v.measured

@@ -155,7 +155,8 @@ def test_sweep_frame_is_the_histories_in_long_format(tmp_path):
             mine = frame[(frame.run == run) & (frame.epoch == row["epoch"])].set_index("metric")["value"]
             assert mine["test_acc"] == row["test_acc"] and mine["kernel_norm"] == row["kernel_norm"]
             assert mine["clocks.T_SGD"] == row["clocks"]["T_SGD"]
-            assert len(mine) == sum(isinstance(v, float) for v in row.values()) + len(row["clocks"])
+            assert mine["kernel_norms.body.1"] == row["kernel_norms"]["body.1"]
+            assert len(mine) == sum(isinstance(v, float) for v in row.values()) + len(row["clocks"]) + len(row["kernel_norms"])
     assert len(frame) == frame.groupby(["run", "epoch", "metric"]).ngroups  # one value per (run, epoch, metric)
     configs = result.runs_frame()
     assert configs["sigma_w"].tolist() == [c["sigma_w"] for c, _ in runs] and set(configs["status"]) == {"done"}

@@ -12,12 +12,13 @@ import sympy as sp
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from implicitbias.theory.radial import LAWS, D, T, derive, eta, gamma, u
+from implicitbias.theory.radial import LAWS, D, T, X, derive, eta, gamma, in_units, memory_fraction, rho_0, u
 from implicitbias.theory.updates import beta, lam
 
 
-def simulate(rho0, optimizer, steps, lr, seed=0, batch=8, **kw):
-    """Norms rho_k and unit-scale gradient norms gamma_k of a scale-invariant weight."""
+def simulate(rho0, optimizer, steps, lr, seed=0, batch=8, factors=None, **kw):
+    """Norms rho_k and unit-scale gradient norms gamma_k of a scale-invariant weight (``factors``:
+    the learning rate of step k is lr x factors[k])."""
     gen = torch.Generator().manual_seed(seed)
     X = torch.randn(256, 20, generator=gen, dtype=torch.float64)
     y = torch.sign(X[:, 0] + 0.3 * torch.randn(256, generator=gen, dtype=torch.float64))
@@ -25,7 +26,9 @@ def simulate(rho0, optimizer, steps, lr, seed=0, batch=8, **kw):
     w = torch.nn.Parameter(w0 / w0.norm() * rho0)
     opt = optimizer([w], lr=lr, **kw)
     rhos, gammas, dots = [rho0], [], []
-    for _ in range(steps):
+    for k in range(steps):
+        if factors is not None:
+            opt.param_groups[0]["lr"] = lr * factors[k]
         idx = torch.randint(0, 256, (batch,), generator=gen)
         opt.zero_grad()
         loss = torch.nn.functional.softplus(-y[idx] * (X[idx] @ (w / w.norm())) * 3).mean()
@@ -86,14 +89,14 @@ def test_adamw_decoupled_decay_reaches_a_common_norm():
 
 
 def test_every_law_names_its_clock():
-    assert {derive(n).clock for n in LAWS} == {"T_SGD", "T_L2", "T_adapt"}
+    assert {derive(n).clock for n in LAWS} == {"T_SGD", "T_L2", "sum eta^2"}
     assert "memory" in derive("sgd").latex()
 
 
 def test_adaptive_law_at_a_generic_point():
-    """Steps a orthogonal to w with |a|^2 = D (sign-like, a . w = 0): u' = u + eta^2 D exactly; sign
-    descent moves by eta sqrt(D) per step; the memory rho_0 / (rho_0 + sqrt(D) T) is 1 at T = 0 and
-    1/2 where the displacement bound sqrt(D) T reaches rho_0."""
+    """Steps a orthogonal to w with |a|^2 = D (sign-like, a . w = 0): u' = u + eta^2 D exactly, the
+    squared length of a sign step; the memory rho_0^2 / (rho_0^2 + D T), T = sum eta^2, is 1 at
+    T = 0 and 1/2 where D T reaches rho_0^2."""
     law = derive("adam")
     rng = np.random.default_rng(5)
     Dn, lr = 20, 0.03
@@ -104,12 +107,83 @@ def test_adaptive_law_at_a_generic_point():
     rec = sp.lambdify((u, eta, D), law.recursion)
     assert rec(w @ w, lr, Dn) == pytest.approx(np.sum((w - lr * a) ** 2), rel=1e-12)
     step = lr * np.sign(rng.normal(size=Dn))
-    assert float(law.increment.subs({eta: lr, D: Dn})) == pytest.approx(np.linalg.norm(step), rel=1e-12)
-    rho0 = sp.Symbol("rho_0", positive=True)
-    memory = sp.lambdify((rho0, T, D), law.memory)
+    assert float(law.increment.subs({eta: lr, D: Dn})) == pytest.approx(step @ step, rel=1e-12)
+    memory = sp.lambdify((rho_0, T, D), law.memory)
     assert memory(2.5, 0.0, Dn) == 1.0
-    assert memory(2.5, 2.5 / math.sqrt(Dn), Dn) == pytest.approx(0.5)
+    assert memory(2.5, 2.5**2 / Dn, Dn) == pytest.approx(0.5)
     assert memory(2.5, 1.0, Dn) < memory(2.5, 0.5, Dn) < 1.0
+
+
+class NormalisedSteps(torch.optim.Optimizer):
+    """w <- w - lr sqrt(D) g / |g|: Adam-like (every step as long as a sign step, whatever the gradient
+    scale) and, on a scale-invariant weight, orthogonal to w.  Written here: torch has no such step."""
+
+    def __init__(self, params, lr):
+        super().__init__(params, {"lr": lr})
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.add_(p.grad / p.grad.norm(), alpha=-group["lr"] * math.sqrt(p.numel()))
+
+
+@settings(max_examples=5, deadline=None)
+@given(rho0=st.floats(0.3, 3.0), seed=st.integers(0, 1000))
+def test_normalised_steps_forget_the_initial_norm_by_the_sum_of_squared_rates(rho0, seed):
+    """Simulated: a scale-invariant weight under normalised steps on a cosine schedule keeps the
+    fraction rho_0^2 / rho_K^2 of its norm that the sympy law gives at T = sum eta_k^2 (to rounding),
+    in units X = D T / rho_0^2 with memory 1 / (1 + X); the old displacement law rho_0 / (rho_0 +
+    sqrt(D) sum eta) and the clock sum eta (T_adapt) miss it."""
+    K, lr, Dn = 200, 0.02, 20
+    factors = 0.5 * (1 + np.cos(np.pi * np.arange(K) / K))
+    rhos, _, dots = simulate(rho0, NormalisedSteps, K, lr, seed, factors=factors)
+    assert np.max(np.abs(dots)) < 1e-10
+    S = float(np.sum((lr * factors) ** 2))
+    measured = rhos[0] ** 2 / rhos[-1] ** 2
+    law = float(derive("adam").memory.subs({rho_0: rho0, D: Dn, T: S}))
+    assert measured == pytest.approx(law, rel=1e-9)
+    x = in_units("adam", S, rho_0=rho0, D=Dn)
+    assert float(memory_fraction("adam", x)) == pytest.approx(measured, rel=1e-9)
+    assert rhos[-1] ** 2 / rhos[0] ** 2 - 1 == pytest.approx(float(x), rel=1e-9)  # the realised X (power 2)
+    displacement = rho0 / (rho0 + math.sqrt(Dn) * lr * factors.sum())
+    assert abs(displacement - measured) > 0.01 * measured
+    same_sum_eta = simulate(rho0, NormalisedSteps, K // 2, 2 * lr, seed, factors=factors[::2])[0]
+    assert abs(same_sum_eta[0] ** 2 / same_sum_eta[-1] ** 2 - measured) > 0.01 * measured
+
+
+def test_units_of_a_he_normal_kernel():
+    """A kernel sigma_w x He normal (entries N(0, 2 sigma_w^2 / fan_in)), drawn: adam's X = D T / rho_0^2
+    at its measured norm is fan_in T / (2 sigma_w^2) within the draw's noise sqrt(2 / D)."""
+    rng = np.random.default_rng(3)
+    fan_in, fan_out, sigma_w, S = 300, 200, 1.7, 0.013
+    W = sigma_w * rng.normal(scale=math.sqrt(2 / fan_in), size=(fan_out, fan_in))
+    x = in_units("adam", S, rho_0=np.linalg.norm(W), D=W.size)
+    assert float(x) == pytest.approx(fan_in * S / (2 * sigma_w**2), rel=5 * math.sqrt(2 / W.size))
+
+
+def test_units_and_forgetting_give_the_memory_law():
+    """memory(T) = forgetting(units(T)) for every law, and the units at a generic point: sgd 2 tr Sigma T /
+    rho_0^4, decay 2 T, heavy ball 2 T / (1 - beta), adam D T / rho_0^2 (not the displacement's sqrt)."""
+    for name in LAWS:
+        law = derive(name)
+        assert sp.simplify(law.forgetting.subs(X, law.units) - law.memory) == 0, name
+    assert float(in_units("sgd", 0.9, rho_0=1.3, trace=0.7)) == pytest.approx(2 * 0.7 * 0.9 / 1.3**4)
+    assert float(in_units("sgd_l2", 0.37)) == float(in_units("adamw", 0.37)) == pytest.approx(0.74)
+    assert float(in_units("heavy_ball_l2", 0.37, beta=0.8)) == pytest.approx(0.74 / 0.2)
+    assert float(in_units("adam", 0.05, rho_0=1.3, D=64)) == pytest.approx(64 * 0.05 / 1.3**2)
+    assert memory_fraction("sgd", [0.0, 3.0]).tolist() == [1.0, 0.25]
+    assert float(memory_fraction("sgd_l2", 3.0)) == pytest.approx(math.exp(-3))
+    assert (derive("sgd").power, derive("adam").power, derive("sgd_l2").power) == (4, 2, None)
+
+
+def test_units_reject_missing_or_unknown_symbols():
+    with pytest.raises(ValueError, match="needs D"):
+        in_units("adam", 0.1, rho_0=1.0)
+    with pytest.raises(ValueError, match="values must name"):
+        in_units("sgd_l2", 0.1, lam=1.0)
+    with pytest.raises(ValueError, match="law"):
+        memory_fraction("adagrad", 1.0)
 
 
 def _orthogonal_step(w, size, rng):

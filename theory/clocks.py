@@ -7,7 +7,8 @@ b the batch size and lambda the weight-decay coefficient:
     T_L2    = lambda sum_k eta_k      explicit norm decay: initial norm forgotten as exp(-2 T_L2)
     T_adapt = sum_k eta_k             adaptive / normalised steps move ~ eta per step
 
-(derivations with their prefactors in ``implicitbias.theory.radial``).  Steps per epoch are
+(derivations with their prefactors in ``implicitbias.theory.radial``, whose law for sign-like steps
+counts the norm's growth by sum_k eta_k^2 = b T_SGD, not by T_adapt).  Steps per epoch are
 ceil(N / b), or floor(N / b) with ``drop_last``; the nominal b is used for every step, also the
 short last one (a documented choice: T_SGD is the clock's definition, not a noise estimate).
 

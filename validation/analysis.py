@@ -25,10 +25,17 @@ training stopped at epoch E"; with a constant learning rate that is exactly the 
 
 Clocks per group: T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k at the
 horizon (``theory.clocks``), and the clock that governs the optimiser.
+
+Radial memory per group at a checkpoint (``radial_memory_of``, ``numerics.metrics.radial_memory``):
+the norm slope there and the clock in units of the initial norm of the setting's radial law
+(``law_of``, ``theory.radial``) at the smallest and largest sigma_w, read from the history row of
+the checkpoint (its ``kernel_norm``, ``kernel_norms`` and cumulative ``clocks``).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -37,12 +44,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from implicitbias.numerics.metrics.forgetting_metrics import INTERPOLATION_THRESHOLD, norm_slope, run_summary, spread
+from implicitbias.numerics.metrics.radial_memory import RadialMemory, RadialRun, radial_memory
 from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
+from implicitbias.theory import params
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
+from implicitbias.theory.radial import derive
 from implicitbias.validation.groups import group_by_setting, setting
 
 __all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
-           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at"]
+           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of"]
 
 Run = tuple[dict, dict]  # (canonical run config, record)
 
@@ -269,3 +279,89 @@ def mean_by_sigma(summary: Mapping, key: str) -> dict[float, float]:
             out.setdefault(r["sigma_w"], []).append(r[key])
     return {s: float(np.mean(v)) for s, v in sorted(out.items())}
 
+
+
+def law_of(config: Mapping) -> str:
+    """The radial law (``theory.radial``) of a setting's scale-invariant kernels: ``adamw`` (AdamW, or
+    Muon, with decoupled decay), ``adam`` (the other adaptive ones), ``heavy_ball_l2`` / ``sgd_l2``
+    (SGD family with coupled decay, with / without momentum) or ``sgd``."""
+    fam = family(config)
+    if fam == "adaptive":
+        return "adamw" if config["weight_decay"] > 0 and config["optimizer"] in ("adamw", "muon") else "adam"
+    if fam == "sgd_l2":
+        return "heavy_ball_l2" if _momentum(config) > 0 else "sgd_l2"
+    return "sgd"
+
+
+def _momentum(config: Mapping) -> float:
+    from implicitbias.numerics.optim.optimizers import DEFAULT_MOMENTUM  # torch: imported when needed
+
+    if config["optimizer"] == "sgd":
+        return 0.0
+    return DEFAULT_MOMENTUM.get(config["optimizer"], 0.0) if config.get("momentum") is None else config["momentum"]
+
+
+@functools.lru_cache(maxsize=64)
+def _kernel_sizes(key: str) -> tuple[tuple[str, int], ...] | None:
+    """(name, D) of the scale-invariant kernels of the run config ``key`` (JSON): D its entries, or
+    its rows for Muon (its step O sqrt(max(1, rows / cols)) has ||.||_F^2 = rows).  Read off the
+    model ``validation.run.build`` makes (the data set is loaded for its input shape); None for a run
+    trained elsewhere or whose data files are not here."""
+    import torch
+
+    from implicitbias.validation.data import DataUnavailable
+    from implicitbias.validation.init import kernel_modules, scale_invariant_kernels
+    from implicitbias.validation.run import build, dataset_for
+
+    config = json.loads(key)
+    if config.get("trained") == "elsewhere":
+        return None
+    try:
+        model = build(config, dataset_for(config), torch.device("cpu"), torch.float32)
+    except DataUnavailable:
+        return None
+    invariant = set(scale_invariant_kernels(model))
+    rows = config["optimizer"] == "muon"
+    return tuple((n, m.weight.shape[0] if rows else m.weight.numel()) for n, m in kernel_modules(model) if n in invariant)
+
+
+def _joint_norm(row: Mapping, names: Sequence[str]) -> float:
+    """sqrt(sum of squares) of the kernels ``names`` in a history row (NaN if it lacks one)."""
+    norms = row.get("kernel_norms") or {}
+    if not names or any(norms.get(n) is None for n in names):
+        return math.nan
+    return math.sqrt(sum(norms[n] ** 2 for n in names))
+
+
+def _checkpoint_row(rows: Sequence[Mapping], checkpoint: str) -> Mapping | None:
+    """The history row a claim judges at ``checkpoint`` (``CHECKPOINTS``; None if the run has none)."""
+    if checkpoint == "interpolating":
+        return _interpolating_selected(rows)
+    if checkpoint == "end":
+        return rows[-1]
+    epoch = run_summary(rows)["selected_epoch"]
+    return next(r for r in rows if r["epoch"] == epoch)
+
+
+def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
+    """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
+    of ``CHECKPOINTS``): the norms and clocks of each run's row there (diverged runs and runs without
+    that checkpoint left out); None when no run has it."""
+    params.choice("checkpoint", checkpoint, CHECKPOINTS)
+    law = law_of(group.setting)
+    clock = derive(law).clock
+    first = {**group.runs[0][0], "sigma_w": 1.0, "seed": 0}
+    sizes = _kernel_sizes(json.dumps(first, sort_keys=True, default=str))
+    names = [n for n, _ in sizes or ()]
+    size = float(sum(d for _, d in sizes)) if sizes else math.nan
+    runs = []
+    for config, record in group.runs:
+        rows, diverged, _ = _truncate(record, None)
+        row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
+        if row is None:
+            continue
+        clocks = row.get("clocks") or {}
+        t = config["batch_size"] * clocks.get("T_SGD", math.nan) if clock == "sum eta^2" else clocks.get(clock, math.nan)
+        runs.append(RadialRun(config["sigma_w"], config["seed"], row["kernel_norm"], _joint_norm(rows[0], names),
+                              _joint_norm(row, names), size, t, _momentum(config)))
+    return radial_memory(law, checkpoint, runs) if runs else None

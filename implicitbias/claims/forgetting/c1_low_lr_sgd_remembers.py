@@ -19,6 +19,10 @@ at the end of training is stated beside (``forgetting.memory_verdict``).  Parts
 - inconclusive: some run does not interpolate (the claim's premise), fewer than ``min_seeds``
   complete seeds, an interval straddles, or a simulated wrong-direction rate above 5%
   (``inconclusive (underpowered)``, with the seeds needed).
+
+The norm part reads the end of training; the verdict also states the baseline's radial memory at
+the judged checkpoint (``forgetting.regime``: the norm slope there and the clock in units of the
+initial norm, for SGD the realised rho^4 / rho_0^4 - 1 since tr Sigma is not measured).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from implicitbias.claims import Evidence, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import accuracy_figure
+from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
 from implicitbias.figures import markdown_table
 from implicitbias.validation.analysis import CHECKPOINTS, mean_by_sigma, memory_of, slopes_of, summarise
 
@@ -49,7 +54,8 @@ class C1(fg.GroupClaim):
         if base is None:
             return Evidence("needs a plain SGD group", {"baseline": None}, label)
         s = summarise(base)
-        data = {"baseline": s, "memory": {cp: memory_of(s, cp) for cp in CHECKPOINTS}, "slopes": slopes_of(s)}
+        data = {"baseline": s, "memory": {cp: memory_of(s, cp) for cp in CHECKPOINTS}, "slopes": slopes_of(s),
+                "radial": radial_by_checkpoint(base)}
         return Evidence(f"{base.label}, sigma_w {s['sigma_w']}, verdict seeds {s['seeds']}", data, label)
 
     def judge(self, evidence: Evidence) -> Verdict:
@@ -57,8 +63,10 @@ class C1(fg.GroupClaim):
         if d["baseline"] is None:
             return not_run("no plain-SGD group among the runs")
         s = d["baseline"]
+        radial = [d["radial"][self.judged]]
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, s["seeds"], self.oc_sims,
-                                 fg.fmt_failures(s), halves=d.get("halves"))
+                                 f"{fg.fmt_failures(s)}; {radial_context([s['label']], radial, self.judged)}",
+                                 halves=d.get("halves"), numbers={"radial": radial_numbers([s["label"]], radial)})
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The rule's parts at ``checkpoint`` and its failed premise (module docstring)."""

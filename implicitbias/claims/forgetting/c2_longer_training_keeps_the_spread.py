@@ -29,6 +29,8 @@ apart, else ``inconclusive`` (no leverage), both clocks stated.
 - inconclusive: horizons less than ``min_ratio`` apart, fewer than ``min_seeds`` complete seeds,
   clocks less than ``min_leverage`` apart (no leverage), the baseline shows no memory, a
   straddling interval, or underpowered (simulated rates > 5%).
+
+The verdict states the radial memory of both horizons at the judged checkpoint (``forgetting.regime``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import horizon_figure
+from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
 from implicitbias.validation.analysis import CHECKPOINTS, clock_at, memory_of, summarise
 
 
@@ -76,7 +79,8 @@ class C2(fg.GroupClaim):
         E, kE = short.setting["epochs"], long.setting["epochs"]
         data = {"short": short_s, "long": long_s, "ratio": kE / E,
                 "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS},
-                "clocks": {cp: (clock_at(short, short_s, cp), clock_at(long, long_s, cp)) for cp in CHECKPOINTS}}
+                "clocks": {cp: (clock_at(short, short_s, cp), clock_at(long, long_s, cp)) for cp in CHECKPOINTS},
+                "radial": (radial_by_checkpoint(short), radial_by_checkpoint(long))}
         return Evidence(f"{short.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
                         f"{short_s['seeds']}", data, label)
 
@@ -86,9 +90,12 @@ class C2(fg.GroupClaim):
             return not_run("no low-lr SGD group at a longer horizon among the runs")
         E, kE = d["clocks"][self.judged]
         clock = f"{d['long']['governing']} at the {self.judged} checkpoint {E:.3g} at E, {kE:.3g} at {d['ratio']:g}E"
-        context = f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}; {clock}"
+        labels, radial = ("E", f"{d['ratio']:g}E"), [r[self.judged] for r in d["radial"]]
+        context = (f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}; {clock}; "
+                   f"{radial_context(labels, radial, self.judged)}")
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["short"]["seeds"],
-                                 self.oc_sims, context, halves=d.get("halves"))
+                                 self.oc_sims, context, halves=d.get("halves"),
+                                 numbers={"radial": radial_numbers(labels, radial)})
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""

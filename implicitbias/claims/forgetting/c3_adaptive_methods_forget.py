@@ -17,14 +17,21 @@ training stated beside).  Parts per group (``claims.forgetting.memory_rules``, p
 - agrees: every part of every adaptive group agrees;
 - disagrees: any part of any group lies above its bound (it remembers);
 - inconclusive: the baseline does not interpolate or shows no memory (its s interval reaches 0),
-  a group has fewer than ``min_seeds`` complete seeds, an interval straddles, or a simulated
-  wrong-direction rate above 5% (underpowered, with the seeds needed).
+  a group has fewer than ``min_seeds`` complete seeds, the regime is not the paper's at the judged
+  checkpoint (``forgetting.regime``, "regime: clocks not matched": every adaptive group's clock in
+  units of the initial norm X at the largest sigma_w >= ``forgotten_clock`` = 3 and its norm slope
+  <= ``forgotten_slope`` = 0.1, the baseline's norm slope >= ``kept_slope`` = 0.8, every run
+  interpolates), an interval straddles, or a simulated wrong-direction rate above 5%
+  (underpowered, with the seeds needed).
+
+Every verdict states the radial memory of the baseline and of each group at the judged checkpoint.
 """
 
 from __future__ import annotations
 
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting import regime
 from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
 
 _BLOCKS = ("sgd_low", "adam", "adamw", "muon")
@@ -39,7 +46,9 @@ class C3(ForgettingClaim):
     section = "clocks"
     order = 3
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    thresholds = {"forgets": mr.FORGOTTEN, "common_norm": mr.FORGOTTEN, "min_seeds": fg.MIN_SEEDS}
+    thresholds = {"forgets": mr.FORGOTTEN, "common_norm": mr.FORGOTTEN, "min_seeds": fg.MIN_SEEDS,
+                  "forgotten_clock": regime.FORGOTTEN_CLOCK, "forgotten_slope": regime.FORGOTTEN_SLOPE,
+                  "kept_slope": regime.KEPT_SLOPE}
     configs = {"default": fg.Plan(((fg.TOY, _BLOCKS),)),
                "full": fg.Plan(((fg.TOY, _BLOCKS), (fg.FASHION_MNIST, _BLOCKS)))}
 

@@ -14,7 +14,9 @@ SGD baseline's, r = m_group / m_SGD, below its bound, pre-registered from the pa
 - L2 decay: ``almost_zero`` = 4.0 / 26.5 = 0.151 ("almost zero" is below Muon's "small spread").
 
 - agrees: every such group's interval lies below its bound; disagrees: any lies above;
-- inconclusive: as C3 (premises, straddling intervals, underpowered).
+- inconclusive: as C3 (premises, straddling intervals, underpowered); of C3's regime targets
+  (``forgetting.regime``) only the baseline's: its norm slope at the judged checkpoint >=
+  ``kept_slope`` = 0.8, else "regime: clocks not matched".
 
 The row states each group's governing clock at the judged checkpoint (``validation.analysis.clock_at``:
 the median over its runs of the clock at the epoch each run's checkpoint selects): for an L2 group
@@ -23,6 +25,8 @@ exp(-2 T_L2) (Spec B s. 3), so a reader sees how much the decay has acted where 
 The toy tier's L2 group decays only those kernels (``decay_on = "scale_invariant"``,
 ``validation/specs/default.toml``), lambda = 1e-2, chosen on the calibration seeds so that every run
 interpolates (benchmarks/RESULTS.md, 2026-12-03).
+
+Every verdict states the radial memory of the baseline and of each group at the judged checkpoint.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import replace
 from implicitbias.claims import Evidence, Verdict
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
+from implicitbias.claims.forgetting import regime
 from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
 from implicitbias.validation.analysis import clock_at, family
 
@@ -47,7 +52,9 @@ class C4(ForgettingClaim):
     section = "clocks"
     order = 4
     outcomes = ("agrees", "disagrees", "inconclusive", "not run")
-    thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS}
+    thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS,
+                  "kept_slope": regime.KEPT_SLOPE}
+
     def bound_of(self, summary: dict) -> float:
         return self.threshold("almost_zero" if family(summary["setting"]) == "sgd_l2" else "forgets")
 

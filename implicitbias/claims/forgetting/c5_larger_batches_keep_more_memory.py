@@ -15,6 +15,10 @@ the end beside.  Shown with it: the exact permutation trend test of the memories
 - agrees: the interval lies below 1 (the smallest batch remembers less); disagrees: above 1;
 - inconclusive: fewer than ``min_batches`` batch sizes with ``min_seeds`` complete seeds, the
   largest batch shows no memory, a straddling interval, or underpowered (simulated rates > 5%).
+
+The verdict states every batch size's radial memory at the judged checkpoint (``forgetting.regime``);
+no regime gate: the series is all low-lr SGD, and how much of its norm each batch size keeps is
+what the claim compares, not a condition of it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import batch_figure
+from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
 from implicitbias.numerics.metrics.resampling import trend_test
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, summarise
 
@@ -51,7 +56,8 @@ class C5(fg.GroupClaim):
     def evidence(self, groups, label: str = "") -> Evidence:
         series = fg.roles(groups).batch_series
         summaries = [summarise(g) for g in series]
-        data = {"groups": summaries, "memory": {cp: [memory_of(s, cp) for s in summaries] for cp in CHECKPOINTS}}
+        data = {"groups": summaries, "memory": {cp: [memory_of(s, cp) for s in summaries] for cp in CHECKPOINTS},
+                "radial": [radial_by_checkpoint(g) for g in series]}
         check = (f"low-lr SGD at b = {[s['setting']['batch_size'] for s in summaries]}, same lr and epochs; verdict "
                  f"seeds {summaries[0]['seeds'] if summaries else '-'}")
         return Evidence(check, data, label)
@@ -69,8 +75,11 @@ class C5(fg.GroupClaim):
             t = trend_test([math.log2(s["setting"]["batch_size"]) for s, _ in usable], [m.m for _, m in usable])
             context += (f"; memory trend {t['slope']:.2f} pts per doubling, exact permutation p {t['p']:.3g} "
                         f"({t['pairings']} pairings)")
+        labels, radial = [s["label"] for s in d["groups"]], [r[self.judged] for r in d["radial"]]
+        context += f"; {radial_context(labels, radial, self.judged)}"
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["groups"][0]["seeds"],
-                                 self.oc_sims, context, halves=d.get("halves"))
+                                 self.oc_sims, context, halves=d.get("halves"),
+                                 numbers={"radial": radial_numbers(labels, radial)})
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""

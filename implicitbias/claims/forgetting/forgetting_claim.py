@@ -6,7 +6,9 @@ Each group of the claim's role (``forgetting.roles``) is judged relative to the 
 baseline of the same tier: its memory r = m_group / m_SGD (``claims.forgetting.memory_rules``,
 pre-registered) below its bound (``bound_of``), and with a ``common_norm`` threshold its mean
 per-seed log-norm slope below that; every group.  The verdict is the memory rule's
-(``forgetting.wording.memory_verdict``), with its simulated operating characteristics.
+(``forgetting.wording.memory_verdict``), with its simulated operating characteristics, judged only
+where the regime's targets its thresholds name are met (``forgetting.regime``: else ``inconclusive``,
+regime: clocks not matched); the radial memory of the baseline and of every group is stated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from implicitbias.claims import Evidence, Verdict, not_run
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import groups_figure
 from implicitbias.claims.forgetting.group_claim import GroupClaim
+from implicitbias.claims.forgetting.regime import (radial_by_checkpoint, radial_context, radial_numbers, regime_misses,
+                                                   regime_premise)
 from implicitbias.claims.forgetting.roles import roles
 from implicitbias.claims.forgetting.wording import fmt_failures, memory_verdict
 from implicitbias.validation.analysis import CHECKPOINTS, memory_of, slopes_of, summarise
@@ -45,6 +49,8 @@ class ForgettingClaim(GroupClaim):
         if base is not None:
             data["memory"] = {cp: memory_of(base, cp) for cp in CHECKPOINTS}
             data["group_memory"] = [{cp: memory_of(g, cp) for cp in CHECKPOINTS} for g in data["groups"]]
+            data["radial"] = radial_by_checkpoint(r.baseline)
+            data["group_radial"] = [radial_by_checkpoint(g) for g in members]
         return Evidence(f"{', '.join(g.label for g in members) or 'none'} vs {r.baseline.label if r.baseline else '-'}"
                         f"; verdict seeds {base['seeds'] if base else '-'}", data, label)
 
@@ -53,8 +59,11 @@ class ForgettingClaim(GroupClaim):
         if d["baseline"] is None or not d["groups"]:
             return not_run(f"needs low-lr SGD and {self.kind} groups in the same setting")
         failures = "; ".join(f"{g['label']}: {fmt_failures(g)}" for g in [d["baseline"], *d["groups"]])
+        labels = [g["label"] for g in [d["baseline"], *d["groups"]]]
+        radials = [d["radial"][self.judged], *(r[self.judged] for r in d["group_radial"])]
         return memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["baseline"]["seeds"],
-                                 self.oc_sims, failures, halves=d.get("halves"))
+                              self.oc_sims, f"{failures}; {radial_context(labels, radials, self.judged)}",
+                              halves=d.get("halves"), numbers={"radial": radial_numbers(labels, radials)})
 
     def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
         """Every group's parts at ``checkpoint`` and the rule's failed premise (module docstring)."""
@@ -77,6 +86,12 @@ class ForgettingClaim(GroupClaim):
             premise = "the low-lr SGD baseline shows no memory beyond seed noise (its interval reaches 0)"
         elif thin:
             premise = f"fewer than {self.threshold('min_seeds'):g} complete seeds: {', '.join(thin)}"
+        else:  # the regime's targets this claim's thresholds name (forgetting.regime)
+            kept = self.threshold("kept_slope") if "kept_slope" in self.thresholds else None
+            forgotten = ((self.threshold("forgotten_clock"), self.threshold("forgotten_slope"))
+                         if "forgotten_clock" in self.thresholds else None)
+            premise = regime_premise(regime_misses(base, d["radial"][checkpoint], d["groups"],
+                                                   [r[checkpoint] for r in d["group_radial"]], kept, forgotten))
         return parts, premise
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:

@@ -38,13 +38,15 @@ def stability(halves: Sequence | None, verdict: str) -> str:
 
 
 def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str, seeds: Sequence[int],
-                   sims: int, context: str = "", halves: Sequence | None = None) -> Verdict:
+                   sims: int, context: str = "", halves: Sequence | None = None,
+                   numbers: Mapping | None = None) -> Verdict:
     """The verdict of a memory rule (``claims.forgetting.memory_rules``) judged at checkpoint ``judged``, with
     its simulated operating characteristics; the same rule at the other checkpoints stated beside.
 
     ``parts_at(checkpoint, sims)`` returns the rule's parts there and a failed premise ("" if none);
     ``sims`` = 0 judges by the intervals alone (no simulation, no underpowered verdict: the rule's tests).
     ``halves``: the verdicts on two disjoint seed halves (``GroupClaim.halves``), stated as stability.
+    ``numbers``: more of the verdict's numbers (the groups' radial memory, ``forgetting.regime``).
     """
     decision = mr.decide(*parts_at(judged, sims), simulate=sims > 0)
     beside = {cp: mr.decide(*parts_at(cp, 0), simulate=False).verdict for cp in CHECKPOINTS if cp != judged}
@@ -62,7 +64,7 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
         reason += f"; stability: {stable}"
     estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stable)
     return Verdict(decision.verdict, reason, measured, {"estimate": estimate, "beside": beside,
-                                                        "parts": decision.parts})
+                                                        "parts": decision.parts, **(numbers or {})})
 
 
 def span(seeds: Sequence[int]) -> str:
