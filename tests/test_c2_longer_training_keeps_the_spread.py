@@ -113,4 +113,4 @@ def test_states_both_horizons_radial_memory_at_its_checkpoint():
     assert set(v.numbers["radial"]) == {"E", "25E"}
     assert v.numbers["radial"]["25E"]["slope"]["estimate"] == pytest.approx(0.5)
     assert v.numbers["radial"]["E"]["slope"]["estimate"] == pytest.approx(1.0)
-    assert "radial memory at the interpolating checkpoint: E: norm slope 1.00" in v.measured
+    assert "radial memory at the end checkpoint: E: norm slope 1.00" in v.measured

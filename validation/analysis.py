@@ -52,7 +52,8 @@ from implicitbias.theory.radial import derive
 from implicitbias.validation.groups import group_by_setting, setting
 
 __all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
-           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of"]
+           "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of",
+           "invariant_slopes"]
 
 Run = tuple[dict, dict]  # (canonical run config, record)
 
@@ -343,6 +344,29 @@ def _checkpoint_row(rows: Sequence[Mapping], checkpoint: str) -> Mapping | None:
     return next(r for r in rows if r["epoch"] == epoch)
 
 
+def _invariant_kernels(group: Group) -> tuple[tuple[str, int], ...] | None:
+    """``_kernel_sizes`` of a group's setting (its first run at sigma_w 1, seed 0)."""
+    first = {**group.runs[0][0], "sigma_w": 1.0, "seed": 0}
+    return _kernel_sizes(json.dumps(first, sort_keys=True, default=str))
+
+
+def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
+    """Per seed, d log ||W_inv|| / d log sigma_w at ``checkpoint`` (a key of ``CHECKPOINTS``): the joint
+    norm of the scale-invariant kernels, the quantity the radial laws describe (the total kernel norm
+    where a record does not say which kernels those are, e.g. runs trained elsewhere); diverged runs
+    and runs without the checkpoint left out; seeds with at least two sigma_w."""
+    params.choice("checkpoint", checkpoint, CHECKPOINTS)
+    names = [n for n, _ in _invariant_kernels(group) or ()]
+    by_seed: dict[int, dict[float, float]] = {}
+    for config, record in group.runs:
+        rows, diverged, _ = _truncate(record, None)
+        row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
+        if row is not None:
+            joint = _joint_norm(row, names)
+            by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row["kernel_norm"] if math.isnan(joint) else joint
+    return {seed: norm_slope(sorted(t), [t[s] for s in sorted(t)]) for seed, t in by_seed.items() if len(t) >= 2}
+
+
 def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
     """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
     of ``CHECKPOINTS``): the norms and clocks of each run's row there (diverged runs and runs without
@@ -350,8 +374,7 @@ def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialM
     params.choice("checkpoint", checkpoint, CHECKPOINTS)
     law = law_of(group.setting)
     clock = derive(law).clock
-    first = {**group.runs[0][0], "sigma_w": 1.0, "seed": 0}
-    sizes = _kernel_sizes(json.dumps(first, sort_keys=True, default=str))
+    sizes = _invariant_kernels(group)
     names = [n for n, _ in sizes or ()]
     size = float(sum(d for _, d in sizes)) if sizes else math.nan
     runs = []

@@ -13,8 +13,8 @@ lines 4x apart crossed with three horizons (15 / 60 / 240 epochs at b 64: steps 
 clock), placed on the calibration seeds where memory changes steeply with the clock, plus, for the
 adaptive family, a batch line under the square-root scaling rule (lr x sqrt(k) at batch x k keeps
 sum eta^2 and moves T_adapt).  Memory is the radial memory of each seed: the slope of
-log ||W_body,end|| against log sigma_w over the scale-invariant kernels (every kernel but the
-head; the total kernel norm for runs that record no per-kernel norms), 1 when the final norm is
+log ||W_body,end|| against log sigma_w over the scale-invariant kernels (``validation.analysis.invariant_slopes``; the total
+kernel norm for runs that do not say which kernels those are), 1 when the final norm is
 proportional to the initial one, 0 when it forgets it (``theory.radial``).
 
 The test (``numerics.metrics.clock_direction``): the direction of change of logit memory in the
@@ -53,7 +53,7 @@ from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees,
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import clock_direction as cd
-from implicitbias.validation.analysis import Group, summarise
+from implicitbias.validation.analysis import Group, invariant_slopes, summarise
 from implicitbias.validation.groups import setting_key
 
 __all__ = ["CLAIM", "CLOCK_LINES", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of",
@@ -99,25 +99,11 @@ def clock_points(groups) -> list[dict]:
     return points
 
 
-def _body_norm(row: Mapping) -> float:
-    """The norm of a history row's scale-invariant kernels: every kernel but the head's (the package's
-    models name it ``head...``), else the total kernel norm."""
-    norms = row.get("kernel_norms")
-    if not norms:
-        return row["kernel_norm"]
-    return math.sqrt(sum(v * v for k, v in norms.items() if not k.startswith("head")))
-
-
 def radial_memory(group: Group) -> dict[int, float]:
-    """Per seed, the slope of log ||W_body|| at the end of training against log sigma_w over the runs
-    that did not diverge (seeds with at least two sigma_w): 1 keeps the initial norm, 0 forgets it."""
-    from implicitbias.numerics.metrics.forgetting_metrics import norm_slope
-
-    by_seed: dict[int, dict[float, float]] = {}
-    for config, record in group.runs:
-        if record["summary"].get("diverged_epoch") is None and record["history"]:
-            by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = _body_norm(record["history"][-1])
-    return {seed: norm_slope(sorted(t), [t[s] for s in sorted(t)]) for seed, t in by_seed.items() if len(t) >= 2}
+    """Per seed, the slope of log ||W_inv|| at the end of training against log sigma_w, over the
+    scale-invariant kernels (``validation.analysis.invariant_slopes``): 1 keeps the initial norm, 0
+    forgets it."""
+    return invariant_slopes(group, "end")
 
 
 def memory_table(groups: Sequence[Group]) -> tuple[list[int], list[list[float]]]:
