@@ -149,3 +149,14 @@ def test_the_default_grid_is_crossed_with_the_pre_registered_bounds():
         d = cd.Design.of(clock, axes)
         assert d.crossed
         assert cd.bound_of(cd._rivals(d)) == pytest.approx(bound, abs=1e-6)
+
+
+def test_one_seed_is_judged_and_drawn(tmp_path):
+    """A sweep of one seed (a notebook's first try): inconclusive, and the figure and table still come out."""
+    from implicitbias.claims import Context
+
+    ev = evidence(grid_groups(by_clock, seeds=(0,)))
+    v = CLAIM.judge(ev)
+    assert v.verdict == "inconclusive" and "complete seeds" in v.reason
+    text = CLAIM.render(Context(store=None, out=tmp_path, progress=False), ev, v)
+    assert "(sd nan)" in text and (tmp_path / "figures/c7_sgd.png").exists()

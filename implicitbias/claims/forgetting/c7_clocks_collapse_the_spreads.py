@@ -279,6 +279,8 @@ class C7(fg.GroupClaim):
         return text
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
+        import numpy as np
+
         from implicitbias.claims.forgetting.figures import direction_figure
         from implicitbias.figures import markdown_table
 
@@ -290,10 +292,11 @@ class C7(fg.GroupClaim):
         angle = (f"angle {n['angle']:+.1f} [{n['lo']:+.1f}, {n['hi']:+.1f}] deg from {d['clock']}, bound "
                  f"+-{n['bound']:.3g}: {verdict.verdict}") if "angle" in n else verdict.verdict
         path = direction_figure(ctx, d, angle, name)
-        columns = list(zip(*d["table"]))
-        rows = [[p["label"], f"{p['clock']:.4g}", p["epochs"], f"{p['steps']:g}",
-                 f"{sum(c) / len(c):.3f} (sd {(sum((x - sum(c) / len(c)) ** 2 for x in c) / (len(c) - 1)) ** 0.5:.3f})",
-                 fg.fmt_ci(p["spread"], seeds=False), p["n_diverged"]] for p, c in zip(d["points"], columns)]
+        table = np.asarray(d["table"], dtype=float)
+        sd = table.std(0, ddof=1) if len(table) > 1 else np.full(table.shape[1], np.nan)
+        rows = [[p["label"], f"{p['clock']:.4g}", p["epochs"], f"{p['steps']:g}", f"{m:.3f} (sd {v:.3f})",
+                 fg.fmt_ci(p["spread"], seeds=False), p["n_diverged"]]
+                for p, m, v in zip(d["points"], table.mean(0), sd)]
         return "\n".join([f"![C7 {evidence.label}]({ctx.link(path)})", "",
                           markdown_table(["group", d["clock"], "epochs", "steps", "radial memory (mean over seeds)",
                                           "spread end [CI]", "diverged"], rows)])

@@ -186,7 +186,8 @@ def direction_figure(ctx, data: Mapping, angle: str, name: str) -> Path:
     (right); memory governed by the clock puts every horizon on one curve on the left and draws flat
     lines on the right.  ``angle``: the direction test's summary (title)."""
     points, table = data["points"], np.asarray(data["table"], dtype=float)
-    mean, sd = table.mean(0), table.std(0, ddof=1)
+    mean = table.mean(0)
+    sd = table.std(0, ddof=1) if len(table) > 1 else np.zeros_like(mean)  # one seed: no bar
     batch = [a[1] for a in data["axes"]]
     common = max(set(batch), key=batch.count)
     fig, axes = subplots(1, 2, figsize=(11, 4), sharey=True)
