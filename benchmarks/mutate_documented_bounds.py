@@ -25,7 +25,7 @@ LAYOUT = {"implicitbias": "implicitbias", "theory": "implicitbias/theory", "nume
           "validation": "implicitbias/validation", "tests": "tests"}
 BOUND_TESTS = ["tests/test_documented_bounds.py", "tests/test_store_paths.py"]
 # (file in the scratch copy, the assignment's left-hand side as written there): the bounds the
-# README states (Guarantees: Divergence, One error path, Strict specs, --dry-run means it, Leases,
+# documentation states (docs/guarantees.md: Divergence, One error path, Strict specs, --dry-run means it, Leases,
 # Conventions; the dynamics paragraph) and those issue 31 adds
 BOUNDS = [
     ("implicitbias/validation/run.py", "LOSS_BOUND"),

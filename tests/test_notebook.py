@@ -1,4 +1,4 @@
-"""The package in Jupyter, as a user meets it: a notebook that runs the README's Python API block
+"""The package in Jupyter, as a user meets it: a notebook that runs the Python API tour (docs/running.md)
 and a tiny sweep in a real kernel (nbclient + ipykernel, ``%matplotlib inline`` as Jupyter sets it).
 
 Asserted on the executed notebook's outputs, not on the package's own objects: every result cell
@@ -14,7 +14,7 @@ import json
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from readme_blocks import api_block
+from readme_blocks import RUNNING, api_block
 from spec_b_records import TINY
 
 # (cell source, what it shows): each result cell's last expression is the object shown
@@ -50,7 +50,7 @@ print(json.dumps({
 def notebook() -> nbformat.NotebookNode:
     cells = [
         "%matplotlib inline\nimport matplotlib\nimport matplotlib.pyplot as plt\nbackend = matplotlib.get_backend()",
-        api_block(),
+        api_block(RUNNING),
         f"run = ib.sweep({TINY!r})\nanalysis = ib.analyse(run)",
         *RESULTS,
         *PLOTS,

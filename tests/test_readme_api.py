@@ -1,13 +1,16 @@
-"""The README's "Python API" section runs as written, in a fresh interpreter without a store set up."""
+"""The "Python API" blocks run as written, in a fresh interpreter without a store set up: the README's
+short example and the longer tour on the documentation page *What you can run* (docs/running.md)."""
 
 import os
 import subprocess
 import sys
 
-from readme_blocks import api_block
+import pytest
+from readme_blocks import README, RUNNING, api_block
 
 
-def test_readme_python_api_section_runs_as_written(tmp_path):
+@pytest.mark.parametrize("page", [README, RUNNING], ids=["README", "docs-running"])
+def test_readme_python_api_section_runs_as_written(tmp_path, page):
     env = {k: v for k, v in os.environ.items() if k != "IMPLICITBIAS_STORE"}
     temporary = tmp_path / "tmp"
     temporary.mkdir()
@@ -15,7 +18,7 @@ def test_readme_python_api_section_runs_as_written(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     script = work / "readme_api.py"
-    script.write_text(api_block())
+    script.write_text(api_block(page))
     done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "NC suboptimal cross-polytope 3" in done.stdout
