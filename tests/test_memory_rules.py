@@ -64,6 +64,8 @@ def test_oc_of_the_exact_interval_matches_the_noncentral_f_closed_form(world):
     sd = math.sqrt(0.05 * 0.95 / 20000)
     assert abs(oc.agree_false - agree_false) < 4 * sd + 1e-4
     assert abs(oc.disagree_true - disagree_true) < 4 * sd + 1e-4
+    inconclusive_true = ncf.cdf(f_agree, df1, df2, lam(true_s)) - ncf.cdf(f_disagree, df1, df2, lam(true_s))
+    assert abs(oc.inconclusive_true - inconclusive_true) < 4 * math.sqrt(0.25 / 20000)
     assert central_f.cdf(f_agree, df1, df2) > 0.975  # the bound is above 0: F_crit beyond the central point
 
 

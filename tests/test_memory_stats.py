@@ -215,7 +215,8 @@ def test_anova_matches_the_textbook_sums_of_squares_in_exact_fractions():
     a = ms.anova(GENERIC)
     assert a.ms_w == pytest.approx(float(ms_w), rel=1e-12) and a.ms_e == pytest.approx(float(ms_e), rel=1e-12)
     assert a.f == pytest.approx(float(ms_w / ms_e), rel=1e-12)
-    assert a.v == pytest.approx(float((ms_w - ms_e) / n), rel=1e-12) and a.m == pytest.approx(math.sqrt(float((ms_w - ms_e) / n)))
+    assert a.v == pytest.approx(float((ms_w - ms_e) / n), rel=1e-12)
+    assert a.m == pytest.approx(math.sqrt(float((ms_w - ms_e) / n)))
     assert a.spread == pytest.approx(float(max(cols) - min(cols)))
     assert ms_w > ms_e > 0  # a generic table: memory above the noise, and noise
     single = ms.anova(np.asarray(GENERIC, dtype=np.float32))  # the simulations' float32 branch stays float32
@@ -405,3 +406,67 @@ def test_ratio_interval_without_reference_memory_is_nan():
     flat = ms.memory([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [2.0, 3.0, 1.0]], permute=False)  # m = 0
     for i in (ms.ratio_interval(g, flat), ms.ratio_interval(g, ms.memory([[1.0, 2.0]], permute=False))):
         assert math.isnan(i.estimate) and math.isnan(i.lo) and i.method == "no reference memory"
+
+
+def test_ratio_coverages_match_an_independent_simulation_of_the_calibration():
+    """``_coverages``: tiers drawn at both groups' fitted components, each refitted, shrunk and redrawn
+    (200 draws) and its percentile interval checked against the true ratio; redone here with numpy's
+    generator and hand-written sums of squares, 400 tiers each: per tail level within four standard
+    errors of the difference, and non-decreasing as the tails widen (the same draws, nested intervals)."""
+    rng = np.random.default_rng(21)
+    g = ms.memory(ms.simulate_tables(SHAPE, 1.2, 1.0, 6, 1, rng)[0].astype(float), permute=False)
+    r = ms.memory(ms.simulate_tables(SHAPE, 2.0, 1.3, 6, 1, rng)[0].astype(float), permute=False)
+    tails = (0.025, 0.005)
+    covered = ms._coverages(g, r, tails, 400, 200, seed=3)
+    assert covered[0] <= covered[1]
+
+    def fitted(shape, m):  # the sigma_w effects of a fitted table, rescaled to memory m
+        a = np.asarray(shape) - np.mean(shape, axis=-1, keepdims=True)
+        scale = np.sqrt((a**2).sum(-1, keepdims=True) / (a.shape[-1] - 1))
+        return a * np.where(scale > 0, np.asarray(m)[..., None] / np.where(scale > 0, scale, 1.0), 0.0)
+
+    def refit(y):  # sigma_w effects, memory and noise of tables (..., n, k), textbook sums of squares
+        n, k = y.shape[-2:]
+        grand = y.mean((-2, -1), keepdims=True)
+        cols = y.mean(-2)
+        ss_cols = n * ((cols - grand[..., 0]) ** 2).sum(-1)
+        ss_e = ((y - grand) ** 2).sum((-2, -1)) - k * ((y.mean(-1) - grand[..., 0]) ** 2).sum(-1) - ss_cols
+        ms_e = ss_e / ((n - 1) * (k - 1))
+        return cols, np.sqrt(np.maximum((ss_cols / (k - 1) - ms_e) / n, 0.0)), np.sqrt(ms_e)
+
+    truth, own = g.m / r.m, np.random.default_rng(8)
+    star = []
+    for mem in (g, r):
+        tiers = fitted(mem.shape, mem.m) + mem.sigma * own.standard_normal((400, mem.n, mem.k))
+        cols, m, sigma = refit(tiers)
+        redrawn = fitted(cols, m)[:, None, None, :] + sigma[:, None, None, None] * own.standard_normal(
+            (400, 200, mem.n, mem.k))
+        star.append(refit(redrawn)[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(star[1] > 0, star[0] / np.where(star[1] > 0, star[1], 1.0), np.inf)
+    for tail, cover in zip(tails, covered):
+        lo = np.sort(ratio, -1)[:, math.floor(tail * 199)]
+        hi = np.sort(ratio, -1)[:, math.ceil((1 - tail) * 199)]
+        reference = np.mean((lo <= truth) & (truth <= hi))
+        assert abs(cover - reference) < 4 * math.sqrt(2 * 0.95 * 0.05 / 400)
+
+
+def test_redrawn_memories_have_the_noncentral_f_moments_of_the_fitted_model():
+    """``_redraw``: tables from each fitted model (sigma_w effects shrunk to V = m^2, noise sigma^2 = MS_e).
+    With V far above the noise, V_hat* = m*^2 (never truncated) has the closed-form moments of the model:
+    E V_hat* = V and Var V_hat* = (Var MS_w + Var MS_e) / n^2, with MS_w ~ sigma^2 chi'^2(k - 1, lambda) / (k - 1),
+    lambda = n (k - 1) V / sigma^2, and MS_e ~ sigma^2 chi^2(df2) / df2 (Scheffe 1959, ch. 4)."""
+    rng = np.random.default_rng(31)
+    tables = np.stack([4.0 * SHAPE + 2.5 * rng.standard_normal((6, 5)),
+                       3.0 * SHAPE[::-1] + 0.4 * rng.standard_normal((6, 5))])
+    a = ms.anova(tables)
+    n, k = 6, 5
+    df2 = (n - 1) * (k - 1)
+    v_star = np.asarray(ms._redraw(a, n, 40000, np.random.default_rng(32)), dtype=float) ** 2
+    for i in range(2):
+        v, s2 = float(a.m[i]) ** 2, float(a.ms_e[i])
+        lam = n * (k - 1) * v / s2
+        var = (2 * s2**2 * (k - 1 + 2 * lam) / (k - 1) ** 2 + 2 * s2**2 / df2) / n**2
+        assert np.mean(v_star[i] == 0) < 1e-3  # no truncation at 0: m*^2 is V_hat*
+        assert abs(v_star[i].mean() - v) < 4 * math.sqrt(var / 40000)
+        assert v_star[i].var() == pytest.approx(var, rel=0.05)
