@@ -1,7 +1,8 @@
 """Hand-picked mutants of Spec B's verdict rules (issue 19): each is applied to the source, the
 named tests run, and the source restored; every mutant must fail a test.  Run from the repository
-root: ``python benchmarks/mutate_spec_b_rules.py`` (a few minutes on 2 cores; results in
-benchmarks/RESULTS.md, "Mutations of the Spec B rules")."""
+root: ``python benchmarks/mutate_spec_b_rules.py [words]`` (only the mutants whose names contain one
+of the words, if given; a few minutes on 2 cores; results in benchmarks/RESULTS.md, "Mutations of
+the Spec B rules" and "Mutations of the C1-C5 statistics")."""
 
 import os
 import subprocess
@@ -71,10 +72,72 @@ MUTANTS = [
      ['tests/test_memory_rules.py', 'tests/test_c1_low_lr_sgd_remembers.py']),
 ]
 
+# The statistics of C1-C5 (issue 27 item 6): each branch of each routine, the Monte Carlo p-values included
+MS, RS, MR = 'numerics/metrics/memory_stats.py', 'numerics/metrics/resampling.py', 'implicitbias/claims/forgetting/memory_rules.py'
+STATS_TESTS = ['tests/test_memory_stats.py', 'tests/test_resampling.py', 'tests/test_resampling_references.py',
+               'tests/test_memory_rules.py']
+MUTANTS += [(name, path, old, new, STATS_TESTS) for name, path, old, new in [
+    ('permutation p, Monte Carlo: hits / draws', MS,
+     'return float(res.pvalue), count',
+     'return float(res.pvalue if exact else (res.pvalue * (1 + _RESAMPLES) - 1) / _RESAMPLES), count'),
+    ('permutation p, Monte Carlo only: the wrong tail', MS,
+     'alternative="greater",\n', 'alternative="greater" if exact else "less",\n'),
+    ('permutation p: two-sided', MS, 'alternative="greater",\n', 'alternative="two-sided",\n'),
+    ('permutation p, Monte Carlo: 999 draws', MS, 'math.inf if exact else _RESAMPLES', 'math.inf if exact else 999'),
+    ('permutation p: always Monte Carlo', MS, 'exact = count <= EXACT_UP_TO\n\n    def statistic',
+     'exact = False\n\n    def statistic'),
+    ('rank test, Monte Carlo: hits / draws', MS,
+     'return hits / len(null) if exact else (1 + hits) / (1 + len(null))', 'return hits / len(null)'),
+    ('rank test, Monte Carlo only: the tails swapped', MS, '"p_less": p(int((null <= observed + tol).sum()))',
+     '"p_less": p(int(((null <= observed + tol) if exact else (null >= observed - tol)).sum()))'),
+    ('rank test, Monte Carlo: shuffled across draws, not within', MS, 'axis=1)) for rx, ry in data)',
+     'axis=0)) for rx, ry in data)'),
+    ('rank test: the tails swapped', MS, '"p_less": p(int((null <= observed + tol).sum()))',
+     '"p_less": p(int((null >= observed - tol).sum()))'),
+    ('snr interval: per-tail 1 - level', MS, 'tail = (1 - level) / 2\n    out = []', 'tail = 1 - level\n    out = []'),
+    ('snr interval: finite upper end beyond the cap', MS, 'np.where(capped, np.inf, out[1])', 'out[1]'),
+    ('snr interval: NaN F not NaN', MS, 'lower = np.where(np.isnan(raw), np.nan, out[0])', 'lower = out[0]'),
+    ('snr interval: lambda / (n df2)', MS, 'np.sqrt(lam / (n * df1))', 'np.sqrt(lam / (n * df2))'),
+    ('snr interval: 20 halvings', MS, 'for _ in range(60):', 'for _ in range(20):'),
+    ('snr interval: lower end 0 only below the central cdf strictly', MS, 'np.where(at0 <= target, 0.0',
+     'np.where(at0 < 0.5 * target, 0.0'),
+    ('anova: MS_e over n (k - 1)', MS, '.sum((-2, -1)) / ((n - 1) * (k - 1))', '.sum((-2, -1)) / (n * (k - 1))'),
+    ('anova: MS_w without n', MS, 'ms_w = n * ((col', 'ms_w = ((col'),
+    ('t interval: n degrees of freedom', MS, 't.ppf(1 - (1 - level) / 2, len(v) - 1)', 't.ppf(1 - (1 - level) / 2, len(v))'),
+    ('percentiles: linear interpolation', MS, 'method="lower")', 'method="linear")'),
+    ('complete: a column missing in half the seeds dropped', MS, 'present.sum(0) * 2 >= max', 'present.sum(0) * 2 > max'),
+    ('ratio draws: the group drawn with the reference noise', MS,
+     'simulate_tables(group.shape, group.m, group.sigma, group.n, draws, rng)',
+     'simulate_tables(group.shape, group.m, ref.sigma, group.n, draws, rng)'),
+    ('simulated tables: effects not rescaled to m', MS, 'effects = a * (m / scale) if scale > 0', 'effects = a if scale > 0'),
+    ('ratio coverages: the redraws with unshrunk sigma_w means', MS,
+     'effects = shape * np.where(scale > 0, a.m / np.where(scale > 0, scale, 1.0), 0.0)[:, None]',
+     'effects = shape'),
+    ('ratio coverages: the redraws without the noise of the tier', MS, 'sigma = np.sqrt(a.ms_e)',
+     'sigma = np.sqrt(a.ms_e) * 0 + 1'),
+    ('ratio interval: coverage tolerance the wrong way', MS, 'c >= level - tol', 'c >= level + tol'),
+    ('bootstrap: basic (reflected) interval', RS, 'n_resamples=_BOOTSTRAP, method="percentile",\n                             rng',
+     'n_resamples=_BOOTSTRAP, method="basic",\n                             rng'),
+    ('bootstrap: samples paired', RS, 'paired=False', 'paired=True'),
+    ('bootstrap: level ignored', RS, 'confidence_level=level', 'confidence_level=CONFIDENCE'),
+    ('mean_ci_rows: one-sided tails', RS, '[(1 - level) / 2, (1 + level) / 2]', '[1 - level, level]'),
+    ('mean_ci_rows: reflected ends', RS, 'out.append((np.minimum(lo, mean), np.maximum(hi, mean)))',
+     'out.append((np.minimum(2 * mean - hi, mean), np.maximum(2 * mean - lo, mean)))'),
+    ('oc_snr: world ignored', MR, 'for s in _worlds(bound, below, world):', 'for s in _worlds(bound, below, WORLD):'),
+    ('oc_mean: world ignored', MR, 'for mean in _worlds(bound, below, world):', 'for mean in _worlds(bound, below, WORLD):'),
+    ('oc_ratio: world ignored', MR, 'true, false = _worlds(bound, below, world)', 'true, false = _worlds(bound, below, WORLD)'),
+    ('worlds: claim-true and claim-false swapped', MR,
+     'return (bound / world, bound * world) if below else (bound * world, bound / world)',
+     'return (bound * world, bound / world) if below else (bound / world, bound * world)'),
+]]
+
 
 def main() -> int:
+    chosen = sys.argv[1:]  # optional: only the mutants whose names contain one of these words
     survived = 0
     for name, path, old, new, tests in MUTANTS:
+        if chosen and not any(word in name for word in chosen):
+            continue
         src = open(path).read()
         assert src.count(old) == 1, (name, src.count(old))
         open(path, "w").write(src.replace(old, new))
