@@ -121,3 +121,32 @@ def test_monte_carlo_p_values_count_the_observed_ordering_among_the_draws():
     assert not r["exact"] and r["p_greater"] == pytest.approx(1 / 10000) and r["p_less"] == 1.0
     down = ms.stratified_rank_test([(x, [-v for v in x])], seed=4)
     assert down["p_less"] == pytest.approx(1 / 10000) and down["p_greater"] == 1.0
+
+
+def _within_tails(exact, lo, hi, tail):
+    """The ends of a percentile interval of a discrete distribution: at most ``tail`` strictly beyond each
+    end and at least ``tail`` at or beyond it, within the Monte Carlo error of 1,999 resamples."""
+    tol = _tolerance(tail)
+    assert np.mean(exact < lo) - tol < tail < np.mean(exact <= lo) + tol
+    assert np.mean(exact > hi) - tol < tail < np.mean(exact >= hi) + tol
+
+
+@pytest.mark.parametrize("b", [[1.0, 2.6, 0.3, 1.9], [2.0, 0.5]])
+def test_bootstrap_resamples_two_row_samples_too(b):
+    """A two-row sample is resampled like any other (2^2 equally likely resamples), also when every
+    sample has two rows: against the exact joint bootstrap distribution, atoms included."""
+    a, b = np.array([0.4, 1.7]), np.array(b)
+    exact = np.subtract.outer(_exact_bootstrap(b), _exact_bootstrap(a)).ravel()
+    r = rs.bootstrap([a, b], lambda x, y: y.mean(axis=-1) - x.mean(axis=-1), level=0.8)
+    assert r["lo"] < r["estimate"] < r["hi"] and r["n"] == 2
+    _within_tails(exact, r["lo"], r["hi"], 0.1)
+
+
+def test_an_empty_sample_gives_nan_with_no_seeds_and_the_default_seed_is_zero_everywhere():
+    empty = rs.bootstrap([[], [1.0, 2.0]], lambda x, y: y.mean(axis=-1))
+    assert empty["n"] == 0 and math.isnan(empty["lo"]) and math.isnan(empty["estimate"])
+    rows = np.array([SKEWED, SKEWED[::-1] ** 2])
+    default, zero, one = rs.mean_ci_rows(rows), rs.mean_ci_rows(rows, seed=0), rs.mean_ci_rows(rows, seed=1)
+    assert np.array_equal(default[0][0], zero[0][0]) and not np.array_equal(default[0][0], one[0][0])
+    levels, samples = [1.0, 2.0, 5.0], [[1.0, 1.4, 0.7], [3.0, 3.5, 2.5], [2.0, 2.2, 1.1]]
+    assert rs.slope_ci(levels, samples) == rs.slope_ci(levels, samples, seed=0) != rs.slope_ci(levels, samples, seed=1)
