@@ -2,7 +2,7 @@
 named tests run, and the source restored; every mutant must fail a test.  Run from the repository
 root: ``python benchmarks/mutate_spec_b_rules.py [words]`` (only the mutants whose names contain one
 of the words, if given; a few minutes on 2 cores; results in benchmarks/RESULTS.md, "Mutations of
-the Spec B rules" and "Mutations of the C1-C5 statistics")."""
+the Spec B rules", "Mutations of the C1-C5 statistics" and "C7's direction test: mutants")."""
 
 import os
 import subprocess
@@ -129,6 +129,53 @@ MUTANTS += [(name, path, old, new, STATS_TESTS) for name, path, old, new in [
     ('worlds: claim-true and claim-false swapped', MR,
      'return (bound / world, bound * world) if below else (bound * world, bound / world)',
      'return (bound * world, bound / world) if below else (bound / world, bound * world)'),
+]]
+
+CD = 'numerics/metrics/clock_direction.py'  # C7's direction test (issue 27 item 1)
+C7_TESTS = ['tests/test_clock_direction.py', 'tests/test_c7_clocks_collapse_the_spreads.py']
+MUTANTS += [(f'C7: {name}', CD, old, new, C7_TESTS) for name, old, new in [
+    ('wrap without the shift',
+     'return 90.0 - np.mod(90.0 - np.asarray(theta, dtype=float), 180.0)',
+     'return np.mod(np.asarray(theta, dtype=float), 180.0)'),
+    ('bound a third of the way',
+     'return min(deciding) / 2 if deciding else math.nan',
+     'return min(deciding) / 3 if deciding else math.nan'),
+    ('no sqrt(n / (n - 1))',
+     '* sd * math.sqrt(n / (n - 1))',
+     '* sd'),
+    ('z instead of t',
+     'half = t.ppf(1 - (1 - level) / 2, n - 1)',
+     'half = t.ppf(1 - (1 - level) / 2, 10**6)'),
+    ('disagrees without the half turn',
+     'misses = ((lo > bound) & (hi < 180 - bound)) | ((hi < -bound) & (lo > bound - 180))',
+     'misses = (lo > bound) | (hi < -bound)'),
+    ('no clip before the logit',
+     'y = np.clip(np.asarray(y, dtype=float), CLIP, 1 - CLIP)',
+     'y = np.asarray(y, dtype=float)'),
+    ('tie bug back',
+     'logs = np.round(logs, 9)',
+     'logs = logs'),
+    ('resampled rows without the variance factor',
+     'rows = (y - y.mean(0)) * math.sqrt(len(y) / (len(y) - 1))',
+     'rows = (y - y.mean(0))'),
+    ('near worlds on the wrong side',
+     'World(f"{side * bound / NEAR:+.3g} deg", side * bound / NEAR, True)',
+     'World(f"{side * bound / NEAR:+.3g} deg", side * bound * NEAR, True)'),
+    ('coverage without the half turns',
+     'for turn in (-180.0, 0.0, 180.0):',
+     'for turn in (0.0,):'),
+    ('plane angle from the wrong components',
+     'return _wrap(np.degrees(np.arctan2(g[..., 1], g[..., 0])))',
+     'return _wrap(np.degrees(np.arctan2(g[..., 0], g[..., 1])))'),
+    ('contained threshold 10 degrees',
+     'CONTAINED = 1.0',
+     'CONTAINED = 10.0'),
+    ('level pick the widest',
+     'pick = next((j for j, c in enumerate(worst_cover) if c >= 0.95 - tol), len(levels) - 1)',
+     'pick = len(levels) - 1'),
+    ('seeds needed never says unreachable',
+     '        if n >= 4 * start and last.wrong',
+     '        if False and last.wrong'),
 ]]
 
 

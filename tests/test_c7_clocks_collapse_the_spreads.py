@@ -51,6 +51,20 @@ def evidence(groups):
     return ev
 
 
+SYNTHETIC_VERDICTS = [  # every outcome, judged by the intervals and the premises (no simulation)
+    ("agrees", evidence(grid_groups(by_clock))),
+    ("disagrees", evidence(grid_groups(by_steps))),
+    ("inconclusive", evidence(grid_groups(lambda t, s: logistic(0.2 - 0.2 * math.log(t)), noise=0.08))),
+    ("inconclusive", evidence(grid_groups(by_clock, epochs=(6,), clocks=(0.05, 0.1, 0.2, 0.4)))),
+    ("not run", CLAIM.evidences([])[0]),
+]
+
+
+@pytest.mark.parametrize("expected, ev", SYNTHETIC_VERDICTS, ids=[f"{e}-{i}" for i, (e, _) in enumerate(SYNTHETIC_VERDICTS)])
+def test_verdict(expected, ev):
+    assert judged(CLAIM, ev).verdict == expected
+
+
 def test_radial_memory_is_the_per_seed_slope_of_the_final_norm():
     (g, *_) = grid_groups(by_clock)
     expected = by_clock(CLOCKS[0], SPE * EPOCHS[0])

@@ -178,3 +178,35 @@ def test_noise_free_world_has_its_predictor_angle(clocks, epochs, truth):
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+def test_interval_is_t_bootstrap_standard_errors_with_the_small_sample_factor():
+    """estimate +- t_{n-1} x sd(draws) x sqrt(n / (n - 1)), at a generic point (n = 5, level 0.9), the draws
+    unwrapped around the estimate (one draw sits across +-90 degrees)."""
+    from scipy.stats import t
+
+    draws = np.array([80.0, 84.0, 87.5, 89.0, -88.0, 83.0, 86.0])
+    unwrapped = np.where(draws < 0, draws + 180, draws)
+    half = t.ppf(0.95, 4) * unwrapped.std() * math.sqrt(5 / 4)
+    lo, hi = cd._interval(np.array(85.0), draws, 0.9, 5)
+    assert (float(lo), float(hi)) == pytest.approx((85.0 - half, 85.0 + half), rel=1e-12)
+
+
+def test_resampled_noise_has_the_unbiased_variance_of_the_seeds():
+    """Resampling 4 centred seed rows keeps each group's unbiased seed variance (the rows are inflated by
+    sqrt(n / (n - 1)), else the draws would have (n - 1) / n of it)."""
+    y = np.array([[0.1, 0.5, 0.2], [0.3, 0.4, 0.6], [0.2, 0.9, 0.3], [0.6, 0.2, 0.1]])
+    noise = cd._noise(y, "resampled", 20_000, 4, np.random.default_rng(5))
+    assert noise.reshape(-1, 3).var(0) == pytest.approx(y.var(0, ddof=1), rel=0.03)
+
+
+@pytest.mark.parametrize("angle, contained", [(0.0, True), (0.9, True), (-0.9, True), (1.1, False), (5.0, False)])
+def test_a_rival_contains_the_clock_within_one_degree(angle, contained):
+    assert cd.Angle("rival", angle).contained is contained
+
+
+def test_the_narrowest_covering_level_is_taken():
+    """A strong signal at 8 seeds covers at 95% already: the simulation does not widen the interval."""
+    d = cd.Design.of("T_SGD", sgd_grid())
+    oc = cd.simulate(d, table_of(d, "T_SGD", seeds=8, noise=0.01), sims=200, seed=3)
+    assert oc.level <= 0.975 and oc.coverage >= 0.93

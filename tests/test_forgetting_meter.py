@@ -231,7 +231,7 @@ def test_the_meter_records_what_the_package_engine_records():
     data = dataset_for(c)
     torch.set_num_threads(1)
     model = build(c, data, torch.device("cpu"), torch.float32)
-    opt = _optimizer(c, model.parameters())
+    opt = _optimizer(c, list(model.named_parameters()), frozenset())  # no decay: nothing is placed
     meter = ForgettingMeter(model, opt, batch_size=c["batch_size"], n_train=len(data.y_train), sigma_w=c["sigma_w"],
                             seed=c["seed"])
 
