@@ -7,9 +7,9 @@ import pytest
 from spec_b_records import group, judged, moved
 
 from implicitbias.claims.forgetting import c7_clocks_collapse_the_spreads as c7
-from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, memory_table, radial_memory
+from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, memory_table
 from implicitbias.numerics.metrics import clock_direction as cd
-from implicitbias.validation.analysis import group_runs
+from implicitbias.validation.analysis import group_runs, invariant_slopes
 
 SPE = 16  # spec_b_records: 1,000 training images at b 64
 CLOCKS = (0.05, 0.2, 0.8)
@@ -68,7 +68,7 @@ def test_verdict(expected, ev):
 def test_radial_memory_is_the_per_seed_slope_of_the_final_norm():
     (g, *_) = grid_groups(by_clock)
     expected = by_clock(CLOCKS[0], SPE * EPOCHS[0])
-    mem = radial_memory(g)
+    mem = invariant_slopes(g, "end")
     assert sorted(mem) == [0, 1, 2, 3]
     for k, v in mem.items():
         assert v == pytest.approx(expected + 0.002 * wobble(0, k), abs=1e-9)
@@ -117,9 +117,11 @@ def test_too_few_seeds():
 
 
 def test_underpowered_when_the_simulation_says_so(monkeypatch):
-    def weak(design, table, sims=400, n=None, noise="normal", resamples=400, level=None, seed=0):
+    def weak(design, table, sims=400, n=None, noise="normal", resamples=400, level=None, seed=0, fraction=0.5):
         return cd.OC(0.5, 0.2 if (n or 4) < 16 else 0.01, 0.0, "steps", 0.95, level or 0.95, sims, n or 4, noise)
 
+    monkeypatch.setattr(cd, "simulate_levels", lambda design, table, sims=400, noise="normal", fraction=0.5: [
+        weak(design, table, sims, noise=noise, level=level) for level in cd.LEVELS])
     monkeypatch.setattr(cd, "simulate", weak)
     v = judged(CLAIM, evidence(grid_groups(by_clock)), sims=10)
     assert v.verdict == "inconclusive" and "underpowered" in v.reason and "seeds needed: 16" in v.reason

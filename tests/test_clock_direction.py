@@ -140,15 +140,32 @@ def test_worlds_cover_the_clock_the_bound_and_every_deciding_rival():
 
 
 def test_seeds_needed_doubles_and_says_when_seeds_do_not_help():
+    """C7's search (``memory_rules.seeds_needed`` with ``flat_after``): a rate that falls with n gives
+    a seed count, one that stays flat from 4 to 16 seeds says so."""
+    from implicitbias.claims.forgetting import memory_rules as mr
+
     def falling(n):
-        return cd.OC(1, 0.4 / n, 0.0, "x", 0.95, 0.95, 400, n, "normal")
+        return mr.OC(0.0, 0.4 / n, 0.0, 0.0, 400, n)
 
     def flat(n):
-        return cd.OC(1, 0.3, 0.0, "x", 0.95, 0.95, 400, n, "normal")
+        return mr.OC(0.0, 0.3, 0.0, 0.0, 400, n)
 
-    assert cd.seeds_needed(falling, 4) == 8
-    assert cd.seeds_needed(flat, 4) == "not reachable by seeds"
-    assert cd.seeds_needed(lambda n: cd.OC(1, 0.0, 0.0, "x", 0.95, 0.95, 400, n, "normal"), 4) == 4
+    assert mr.seeds_needed(falling, 4, flat_after=4) == 8
+    assert mr.seeds_needed(flat, 4, flat_after=4) == "not reachable by seeds"
+    assert mr.seeds_needed(flat, 4) is None  # without the check: beyond 64 seeds
+    assert mr.seeds_needed(lambda n: mr.OC(0.0, 0.0, 0.0, 0.0, 400, n), 4, flat_after=4) == 4
+
+
+def test_the_bound_fraction_reaches_the_worlds_and_the_simulation():
+    """The bound moved to a quarter of the way to the nearest rival moves the near worlds with it, and
+    the clock's own world then agrees less often (its interval must fit a narrower band)."""
+    d = cd.Design.of("T_SGD", sgd_grid())
+    assert abs(cd.worlds(d, 0.25)[2].angle) == pytest.approx(0.25 * 45 * cd.NEAR)
+    y = table_of(d, "T_SGD", seeds=4, noise=0.05, seed=4)
+    half = cd.simulate(d, y, sims=100, seed=1, level=0.95)
+    tight = cd.simulate(d, y, sims=100, seed=1, level=0.95, fraction=0.02)
+    assert tight.agree_true < half.agree_true
+    assert cd.direction_test(d, y, fraction=0.25).bound == pytest.approx(0.25 * 45)
 
 
 @settings(max_examples=25, deadline=None)

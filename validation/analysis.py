@@ -344,6 +344,17 @@ def _checkpoint_row(rows: Sequence[Mapping], checkpoint: str) -> Mapping | None:
     return next(r for r in rows if r["epoch"] == epoch)
 
 
+def _checkpoint_rows(group: Group, checkpoint: str):
+    """``(config, first row, row at checkpoint)`` of each run of ``group`` that did not diverge and has
+    ``checkpoint`` (a key of ``CHECKPOINTS``)."""
+    params.choice("checkpoint", checkpoint, CHECKPOINTS)
+    for config, record in group.runs:
+        rows, diverged, _ = _truncate(record, None)
+        row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
+        if row is not None:
+            yield config, rows[0], row
+
+
 def _invariant_kernels(group: Group) -> tuple[tuple[str, int], ...] | None:
     """``_kernel_sizes`` of a group's setting (its first run at sigma_w 1, seed 0)."""
     first = {**group.runs[0][0], "sigma_w": 1.0, "seed": 0}
@@ -355,36 +366,27 @@ def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
     norm of the scale-invariant kernels, the quantity the radial laws describe (the total kernel norm
     where a record does not say which kernels those are, e.g. runs trained elsewhere); diverged runs
     and runs without the checkpoint left out; seeds with at least two sigma_w."""
-    params.choice("checkpoint", checkpoint, CHECKPOINTS)
     names = [n for n, _ in _invariant_kernels(group) or ()]
     by_seed: dict[int, dict[float, float]] = {}
-    for config, record in group.runs:
-        rows, diverged, _ = _truncate(record, None)
-        row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
-        if row is not None:
-            joint = _joint_norm(row, names)
-            by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row["kernel_norm"] if math.isnan(joint) else joint
-    return {seed: norm_slope(sorted(t), [t[s] for s in sorted(t)]) for seed, t in by_seed.items() if len(t) >= 2}
+    for config, _, row in _checkpoint_rows(group, checkpoint):
+        joint = _joint_norm(row, names)
+        by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row["kernel_norm"] if math.isnan(joint) else joint
+    return _per_seed(by_seed, norm_slope)
 
 
 def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
     """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
     of ``CHECKPOINTS``): the norms and clocks of each run's row there (diverged runs and runs without
     that checkpoint left out); None when no run has it."""
-    params.choice("checkpoint", checkpoint, CHECKPOINTS)
     law = law_of(group.setting)
     clock = derive(law).clock
     sizes = _invariant_kernels(group)
     names = [n for n, _ in sizes or ()]
     size = float(sum(d for _, d in sizes)) if sizes else math.nan
     runs = []
-    for config, record in group.runs:
-        rows, diverged, _ = _truncate(record, None)
-        row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
-        if row is None:
-            continue
+    for config, first, row in _checkpoint_rows(group, checkpoint):
         clocks = row.get("clocks") or {}
         t = config["batch_size"] * clocks.get("T_SGD", math.nan) if clock == "sum eta^2" else clocks.get(clock, math.nan)
-        runs.append(RadialRun(config["sigma_w"], config["seed"], row["kernel_norm"], _joint_norm(rows[0], names),
+        runs.append(RadialRun(config["sigma_w"], config["seed"], row["kernel_norm"], _joint_norm(first, names),
                               _joint_norm(row, names), size, t, _momentum(config)))
     return radial_memory(law, checkpoint, runs) if runs else None

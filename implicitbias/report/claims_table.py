@@ -47,7 +47,7 @@ class ClaimRecord:
     p_agrees_if_false: float | None = None
     p_disagrees_if_true: float | None = None
     p_inconclusive_if_true: float | None = None
-    seeds_needed: int | None = None
+    seeds_needed: int | str | None = None
     checkpoint: str | None = None
     seeds: str | None = None
     stability: str | None = None

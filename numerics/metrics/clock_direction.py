@@ -66,8 +66,8 @@ import numpy as np
 from implicitbias.theory import params
 
 __all__ = ["AXES", "NAMED", "CLIP", "CONTAINED", "BOOTSTRAP", "LEVEL", "LEVELS", "NEAR", "NOISES", "Design", "Angle", "Exponent",
-           "DirectionTest", "World", "OC", "memory_logit", "direction_test", "decide", "bound_of", "worlds", "simulate",
-           "seeds_needed"]
+           "DirectionTest", "World", "OC", "HALFWAY", "memory_logit", "direction_test", "decide", "bound_of", "worlds",
+           "simulate_levels", "simulate"]
 
 AXES = ("lr", "batch_size", "epochs", "weight_decay")
 NAMED: Mapping[str, tuple[float, float, float, float]] = {
@@ -82,6 +82,18 @@ CLIP = 0.02  # a memory fraction is clipped to [CLIP, 1 - CLIP] before its logit
 CONTAINED = 1.0  # degrees: a rival this close to the clock on the grid contains it
 BOOTSTRAP = 1000
 LEVEL = 0.95
+HALFWAY = 0.5  # the bound's default place between the clock and its nearest rival
+
+
+def _independent(columns: Sequence[np.ndarray]) -> list[int]:
+    """The indices of ``columns`` (each a value per group), in order, that each add a dimension to the
+    span of the centred columns kept before them."""
+    kept: list[int] = []
+    for i, col in enumerate(columns):
+        trial = np.column_stack([columns[j] - columns[j].mean() for j in [*kept, i]])
+        if np.linalg.matrix_rank(trial, tol=1e-8) > len(kept):
+            kept.append(i)
+    return kept
 
 
 def memory_logit(y):
@@ -117,17 +129,13 @@ class Design:
         logs = np.log(np.where(a > 0, a, 1.0))
         # log clocks rounded so that equal clocks summed in another order are equal (the tie bug of issue 27)
         logs = np.round(logs, 9)
-        names, columns = [], []
         decayed = bool(np.all(a[:, 3] > 0))
-        for name, e in [(clock, NAMED[clock]), *((c, _UNIT[c]) for c in _COORDINATES)]:
-            if e[3] != 0 and not decayed:
-                continue
-            col = logs @ np.asarray(e, dtype=float)
-            trial = np.column_stack([*columns, col - col.mean()]) if columns else (col - col.mean())[:, None]
-            if np.linalg.matrix_rank(trial, tol=1e-8) > len(columns):
-                names.append(name)
-                columns.append(col - col.mean())
-        u = np.column_stack(columns) if columns else np.zeros((len(a), 0))
+        candidates = [(name, logs @ np.asarray(e, dtype=float))
+                      for name, e in [(clock, NAMED[clock]), *((c, _UNIT[c]) for c in _COORDINATES)]
+                      if e[3] == 0 or decayed]
+        kept = [candidates[i] for i in _independent([col for _, col in candidates])]
+        names = [name for name, _ in kept]
+        u = np.column_stack([col - col.mean() for _, col in kept]) if kept else np.zeros((len(a), 0))
         return cls(clock, a, logs, tuple(names), u)
 
     @property
@@ -139,12 +147,8 @@ class Design:
         """The axes the free fit can identify: in the order epochs, decay, batch size, lr, each that
         varies independently of those kept before it (on the SGD-with-decay grid lr is tied to the
         epochs and is left out)."""
-        kept: list[int] = []
-        for i in (2, 3, 1, 0):
-            trial = self.logs[:, [*kept, i]] - self.logs[:, [*kept, i]].mean(0)
-            if np.linalg.matrix_rank(trial, tol=1e-8) > len(kept):
-                kept.append(i)
-        return sorted(kept)
+        order = (2, 3, 1, 0)
+        return sorted(order[i] for i in _independent([self.logs[:, i] for i in order]))
 
     def profile(self, exponents: Sequence[float]) -> tuple[float, ...]:
         """A named predictor's coefficients on the ``identified`` axes (its log values regressed on
@@ -238,8 +242,8 @@ class DirectionTest:
     ``angle``: the fitted memory gradient's signed angle in the (log clock, log steps) plane, with its
     bootstrap-t interval [``lo``, ``hi``] (``level``; it may pass +-90); ``rivals``: every
     other named direction that has one in the plane; ``bound``: half the angle to the nearest rival
-    that does not contain the clock; ``nearest``: the named directions nearest the fit (" / " between
-lines within ``CONTAINED`` of each other); ``gradient``:
+    that does not contain the clock (``bound_of``); ``nearest``: the named directions nearest the fit
+(" / " between lines within ``CONTAINED`` of each other); ``gradient``:
     the fitted gradient in ``coordinates``; ``exponents``: the free fit; ``n`` seeds, ``groups``."""
 
     clock: str
@@ -296,16 +300,17 @@ def _rivals(design: Design) -> tuple[Angle, ...]:
     return tuple(out)
 
 
-def bound_of(rivals: Sequence[Angle]) -> float:
-    """Half the angle from the clock to the nearest rival that does not contain it (NaN if none)."""
+def bound_of(rivals: Sequence[Angle], fraction: float = HALFWAY) -> float:
+    """``fraction`` of the angle from the clock to the nearest rival that does not contain it (NaN if none)."""
     deciding = [abs(r.angle) for r in rivals if not r.contained]
-    return min(deciding) / 2 if deciding else math.nan
+    return fraction * min(deciding) if deciding else math.nan
 
 
 def direction_test(design: Design, table, level: float = LEVEL, resamples: int = BOOTSTRAP,
-                   seed: int = 0) -> DirectionTest:
+                   seed: int = 0, fraction: float = HALFWAY) -> DirectionTest:
     """The direction test of memory ``table`` (seeds x groups, per-seed memory fractions, seeds paired
-    across groups) on ``design`` (module docstring)."""
+    across groups) on ``design`` (module docstring), its bound ``fraction`` of the way to the nearest
+    rival."""
     y = _check_table(table)
     _check_design(design, y)
     level = params.real("level", level, minimum=0.5, maximum=0.999)
@@ -328,7 +333,7 @@ def direction_test(design: Design, table, level: float = LEVEL, resamples: int =
     tail = (1 - level) / 2
     exps = tuple(Exponent(AXES[c], float(beta[i]), float(np.quantile(beta_b[:, i], tail)),
                           float(np.quantile(beta_b[:, i], 1 - tail))) for i, c in enumerate(cols))
-    return DirectionTest(design.clock, theta, float(lo), float(hi), rivals, bound_of(rivals), nearest,
+    return DirectionTest(design.clock, theta, float(lo), float(hi), rivals, bound_of(rivals, fraction), nearest,
                          design.coordinates, tuple(float(x) for x in g), exps, n, y.shape[1], level, resamples)
 
 
@@ -365,6 +370,11 @@ class OC:
     def wrong(self) -> float:
         return max(self.agree_false, self.disagree_true)
 
+    @property
+    def covers(self) -> bool:
+        """The coverage reaches 95% less two Monte Carlo standard errors of ``sims`` tables."""
+        return self.coverage >= 0.95 - 2 * math.sqrt(0.95 * 0.05 / self.sims)
+
 
 NOISES = ("normal", "resampled", "student-t")
 LEVELS = (0.95, 0.975, 0.99, 0.995, 0.998)  # interval levels tried, narrowest first, until coverage >= 95%
@@ -384,11 +394,11 @@ def _noise(y: np.ndarray, kind: str, sims: int, n: int, rng: np.random.Generator
     return sd * rng.standard_t(3, (sims, n, y.shape[1])) / math.sqrt(3.0)
 
 
-def worlds(design: Design) -> list[World]:
-    """The clock's world, one at bound / NEAR and one at bound x NEAR (on the side of the nearest rival),
-    and one per rival that does not contain the clock."""
+def worlds(design: Design, fraction: float = HALFWAY) -> list[World]:
+    """The clock's world, one at bound / NEAR and one at bound x NEAR (on the side of the nearest rival;
+    the bound ``fraction`` of the way to it), and one per rival that does not contain the clock."""
     rivals = [r for r in _rivals(design) if not r.contained]
-    bound = bound_of(rivals)
+    bound = bound_of(rivals, fraction)
     side = math.copysign(1.0, min(rivals, key=lambda r: abs(r.angle)).angle)
     return [World(design.clock, 0.0, True), World(f"{side * bound / NEAR:+.3g} deg", side * bound / NEAR, True),
             World(f"{side * bound * NEAR:+.3g} deg", side * bound * NEAR, False),
@@ -406,24 +416,25 @@ def _world_means(design: Design, angle: float, logit: np.ndarray, strength: floa
     return 1 / (1 + np.exp(-(logit.mean() - strength * p)))
 
 
-def simulate(design: Design, table, sims: int = 400, n: int | None = None, noise: str = "normal",
-             resamples: int = 400, level: float | None = None, seed: int = 0) -> OC:
-    """Operating characteristics of the rule on this grid (module docstring): ``sims`` tables per world
-    (``worlds``) of ``n`` seeds (default: the table's), each refitted with its own ``resamples``
-    bootstrap; the whole rule recomputed on every table.  Without ``level``, the narrowest of ``LEVELS``
-    whose coverage reaches 95% (less two Monte Carlo standard errors) in every world, else the widest."""
+def simulate_levels(design: Design, table, sims: int = 400, n: int | None = None, noise: str = "normal",
+                    resamples: int = 400, levels: Sequence[float] = LEVELS, seed: int = 0,
+                    fraction: float = HALFWAY) -> list[OC]:
+    """Operating characteristics of the rule on this grid (module docstring) at each of ``levels``, from
+    one simulation: ``sims`` tables per world (``worlds``) of ``n`` seeds (default: the table's), each
+    refitted with its own ``resamples`` bootstrap; the whole rule recomputed on every table."""
     y = _check_table(table)
     _check_design(design, y)
     params.choice("noise", noise, NOISES)
     sims = params.integer("sims", sims, minimum=10, maximum=100_000)
     n = y.shape[0] if n is None else params.integer("n", n, minimum=2, maximum=4096)
-    levels = LEVELS if level is None else (params.real("level", level, minimum=0.5, maximum=0.999),)
+    levels = tuple(params.real("level", lev, minimum=0.5, maximum=0.999) for lev in levels)
     rng = np.random.default_rng(seed)
     logit = memory_logit(y.mean(0))
     strength = float((design.u @ _gradients(design.u, logit)).std())
-    bound = bound_of(_rivals(design))
-    all_worlds = worlds(design)
-    intervals, coverage = [], np.zeros((len(all_worlds), len(levels)))
+    bound = bound_of(_rivals(design), fraction)
+    all_worlds = worlds(design, fraction)
+    coverage = np.zeros((len(all_worlds), len(levels)))
+    agree, disagree = np.zeros_like(coverage), np.zeros_like(coverage)
     for i, w in enumerate(all_worlds):
         mean = _world_means(design, w.angle, logit, strength)
         truth = float(_plane_angle(_gradients(design.u, memory_logit(mean))))
@@ -440,35 +451,23 @@ def simulate(design: Design, table, sims: int = 400, n: int | None = None, noise
         hit = np.zeros((len(levels), sims), bool)
         for turn in (-180.0, 0.0, 180.0):  # a line's angle is defined up to a half turn
             hit |= (lo <= truth + turn) & (truth + turn <= hi)
-        coverage[i] = hit.mean(1)
-        intervals.append((lo, hi))
-    tol = 2 * math.sqrt(0.95 * 0.05 / sims)
-    worst_cover = coverage.min(0)
-    pick = next((j for j, c in enumerate(worst_cover) if c >= 0.95 - tol), len(levels) - 1)
-    agree, disagree = {}, {}
-    for w, (lo, hi) in zip(all_worlds, intervals):
-        out = decide(lo[pick], hi[pick], bound)
-        agree[w.name], disagree[w.name] = float(np.mean(out == "agrees")), float(np.mean(out == "disagrees"))
-    true_worlds = [w.name for w in all_worlds if w.claim]
-    false_worlds = [w.name for w in all_worlds if not w.claim]
-    worst = max(false_worlds, key=lambda k: agree[k])
-    return OC(agree[design.clock], max(disagree[k] for k in true_worlds), agree[worst], worst,
-              float(worst_cover[pick]), levels[pick], sims, n, noise)
+        out = decide(lo, hi, bound)
+        coverage[i], agree[i], disagree[i] = hit.mean(1), (out == "agrees").mean(1), (out == "disagrees").mean(1)
+    claim = np.array([w.claim for w in all_worlds])
+    ocs = []
+    for j, lev in enumerate(levels):
+        worst = int(np.flatnonzero(~claim)[np.argmax(agree[~claim, j])])
+        ocs.append(OC(float(agree[0, j]), float(disagree[claim, j].max()), float(agree[worst, j]),
+                      all_worlds[worst].name, float(coverage[:, j].min()), lev, sims, n, noise))
+    return ocs
 
 
-def seeds_needed(rates, start: int, most: int = 64) -> int | str | None:
-    """The fewest seeds n >= ``start`` (doubling) whose ``rates(n)`` (an ``OC``) have both wrong-direction
-    rates <= 5%; ``"not reachable by seeds"`` when the rate at 4 x ``start`` is not below the rate at
-    ``start`` less two Monte Carlo standard errors (it does not fall with n); None beyond ``most``."""
-    first = rates(start)
-    if first.wrong <= 0.05:
-        return start
-    n = start
-    while n < most:
-        n = min(2 * n, most)
-        last = rates(n)
-        if last.wrong <= 0.05:
-            return n
-        if n >= 4 * start and last.wrong >= first.wrong - 2 * math.sqrt(first.wrong * (1 - first.wrong) / first.sims):
-            return "not reachable by seeds"
-    return None
+def simulate(design: Design, table, sims: int = 400, n: int | None = None, noise: str = "normal",
+             resamples: int = 400, level: float | None = None, seed: int = 0, fraction: float = HALFWAY) -> OC:
+    """``simulate_levels`` at ``level``, or, without it, at the narrowest of ``LEVELS`` that covers in
+    every world (``OC.covers``), else the widest."""
+    ocs = simulate_levels(design, table, sims, n, noise, resamples, LEVELS if level is None else (level,), seed,
+                          fraction)
+    return next((oc for oc in ocs if oc.covers), ocs[-1])
+
+

@@ -57,7 +57,7 @@ from implicitbias.validation.analysis import Group, invariant_slopes, summarise
 from implicitbias.validation.groups import setting_key
 
 __all__ = ["CLAIM", "CLOCK_LINES", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of",
-           "radial_memory", "memory_table"]
+           "memory_table"]
 
 CLOCK_LINES = "clock_lines"  # validation/specs/clock_lines.toml: the crossed iso-clock grid
 FAMILY_CLOCK = {"sgd": "T_SGD", "sgd_l2": "T_L2", "adaptive": "T_adapt"}
@@ -99,16 +99,11 @@ def clock_points(groups) -> list[dict]:
     return points
 
 
-def radial_memory(group: Group) -> dict[int, float]:
-    """Per seed, the slope of log ||W_inv|| at the end of training against log sigma_w, over the
-    scale-invariant kernels (``validation.analysis.invariant_slopes``): 1 keeps the initial norm, 0
-    forgets it."""
-    return invariant_slopes(group, "end")
-
-
 def memory_table(groups: Sequence[Group]) -> tuple[list[int], list[list[float]]]:
-    """The seeds every group has and the seeds x groups table of their radial memory."""
-    memories = [radial_memory(g) for g in groups]
+    """The seeds every group has and the seeds x groups table of their radial memory: per seed the slope
+    of log ||W_inv|| at the end of training against log sigma_w over the scale-invariant kernels
+    (``validation.analysis.invariant_slopes``; 1 keeps the initial norm, 0 forgets it)."""
+    memories = [invariant_slopes(g, "end") for g in groups]
     seeds = sorted(set.intersection(*(set(m) for m in memories))) if memories else []
     return seeds, [[m[s] for m in memories] for s in seeds]
 
@@ -211,19 +206,19 @@ class C7(fg.GroupClaim):
         if failed:
             return inconclusive(failed, f"{len(d['points'])} groups, seeds {fg.span(d['seeds']) if d['seeds'] else '-'}",
                                 n=len(d["points"]))
-        table = d["table"]
-        ocs = self.simulated(design, table) if self.oc_sims else []
-        level = max((oc.level for oc in ocs), default=cd.LEVEL)
-        test = cd.direction_test(design, table, level=level)
-        bound = self.threshold("bound_fraction") * 2 * test.bound
-        verdict_name = str(cd.decide(test.lo, test.hi, bound))
+        table, fraction = d["table"], self.threshold("bound_fraction")
+        ocs = self.simulated(design, table, fraction) if self.oc_sims else []
+        level = ocs[0].level if ocs else cd.LEVEL
+        test = cd.direction_test(design, table, level=level, fraction=fraction)
+        bound, verdict_name = test.bound, test.outcome
         measured = self.describe(d, design, test, bound, ocs)
         numbers = {"n": len(d["seeds"]), "angle": test.angle, "lo": test.lo, "hi": test.hi, "bound": bound,
                    "nearest": test.nearest, "test": test, "oc": ocs}
         clock = d["clock"]
         if verdict_name == "agrees":
             verdict = agrees(f"memory changes along {clock}: the angle's interval lies within {bound:.3g} degrees of "
-                             f"it (halfway to the nearest rival)", measured, **numbers)
+                             f"it ({'halfway' if fraction == cd.HALFWAY else f'{fraction:g} of the way'} to the "
+                             "nearest rival)", measured, **numbers)
         elif verdict_name == "disagrees":
             verdict = disagrees(f"memory changes along a line more than {bound:.3g} degrees from {clock}, nearer a "
                                 f"rival (nearest named direction: {test.nearest})", measured, **numbers)
@@ -233,8 +228,8 @@ class C7(fg.GroupClaim):
         wrong = max((oc.wrong for oc in ocs), default=0.0)
         if ocs and wrong > float(mr.MAX_WRONG):
             worst = max(ocs, key=lambda oc: oc.wrong)
-            needed = cd.seeds_needed(lambda k: cd.simulate(design, table, SEARCH_SIMS, n=k, noise=worst.noise,
-                                                           level=level), len(table))
+            needed = mr.seeds_needed(lambda k: cd.simulate(design, table, SEARCH_SIMS, n=k, noise=worst.noise,
+                                                           level=level, fraction=fraction), len(table), flat_after=4)
             verdict = inconclusive(f"underpowered (P(agrees | rival) {worst.agree_false:.3f}, P(disagrees | clock) "
                                    f"{worst.disagree_true:.3f} > {float(mr.MAX_WRONG):g}, {worst.noise} noise; rule gave "
                                    f"{verdict.verdict}; seeds needed: {needed or '> 64'})", measured, **numbers)
@@ -245,18 +240,18 @@ class C7(fg.GroupClaim):
                                test.lo, test.hi, min((oc.coverage for oc in ocs), default=nan), len(d["seeds"]), nan,
                                worst.agree_false if worst else nan, worst.disagree_true if worst else nan,
                                1 - worst.agree_true - worst.disagree_true if worst else nan,
-                               needed if isinstance(needed, int) else None, "end", mr.seed_text(d["seeds"]),
+                               needed, "end", mr.seed_text(d["seeds"]),
                                stability)
         reason = verdict.reason + (f"; stability: {stability}" if stability else "")
         return Verdict(verdict.verdict, reason, verdict.measured, {**verdict.numbers, "estimate": estimate})
 
-    def simulated(self, design: cd.Design, table) -> list[cd.OC]:
-        """The rule's operating characteristics under each noise model, all at the widest level any of them
-        needs to cover."""
-        first = [cd.simulate(design, table, self.oc_sims, noise=noise) for noise in cd.NOISES]
-        level = max(oc.level for oc in first)
-        return [oc if oc.level == level else cd.simulate(design, table, self.oc_sims, noise=oc.noise, level=level)
-                for oc in first]
+    def simulated(self, design: cd.Design, table, fraction: float) -> list[cd.OC]:
+        """The rule's operating characteristics under each noise model, all at the narrowest level of
+        ``clock_direction.LEVELS`` that covers under every one (else the widest)."""
+        by_noise = [cd.simulate_levels(design, table, self.oc_sims, noise=noise, fraction=fraction)
+                    for noise in cd.NOISES]
+        j = next((j for j in range(len(cd.LEVELS)) if all(ocs[j].covers for ocs in by_noise)), len(cd.LEVELS) - 1)
+        return [ocs[j] for ocs in by_noise]
 
     @staticmethod
     def describe(d: Mapping, design: cd.Design, test: cd.DirectionTest, bound: float, ocs: Sequence[cd.OC]) -> str:

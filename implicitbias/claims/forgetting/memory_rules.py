@@ -249,14 +249,22 @@ def claim_oc(parts: Sequence[Part]) -> OC | None:
               max(o.inconclusive_false for o in ocs), ocs[0].sims, min(o.n for o in ocs))
 
 
-def seeds_needed(rates, start: int, most: int = 64) -> int | None:
+def seeds_needed(rates, start: int, most: int = 64, flat_after: int | None = None) -> int | str | None:
     """The fewest seeds n >= start (doubling, then bisecting) whose ``rates(n)`` (an OC) have both
-    wrong-direction rates <= MAX_WRONG; None beyond ``most``."""
-    n = start
-    while rates(n).wrong > float(MAX_WRONG):
+    wrong-direction rates <= MAX_WRONG; None beyond ``most``.  With ``flat_after`` = k: "not reachable
+    by seeds" as soon as the rate at k x ``start`` seeds or more is not below the rate at ``start`` less
+    two Monte Carlo standard errors (it does not fall with n, so more seeds would not help)."""
+    first = rates(start)
+    n, current = start, first
+    while current.wrong > float(MAX_WRONG):
         if n >= most:
             return None
         n = min(2 * n, most)
+        current = rates(n)
+        se = math.sqrt(first.wrong * (1 - first.wrong) / first.sims)
+        if flat_after and n >= flat_after * start and current.wrong > float(MAX_WRONG) and \
+                current.wrong >= first.wrong - 2 * se:
+            return "not reachable by seeds"
     lo = max(start, n // 2)
     while lo < n:
         mid = (lo + n) // 2
@@ -384,7 +392,7 @@ class Estimate:
     agree_false: float = math.nan
     disagree_true: float = math.nan
     inconclusive: float = math.nan
-    seeds_needed: int | None = None
+    seeds_needed: int | str | None = None
     checkpoint: str = ""
     seeds: str = ""
     stability: str = ""
