@@ -33,7 +33,7 @@ def main() -> None:
     with open_store(args.store) as store:
         code = run_codes(store)
         runs = [(c, store.get(KIND, c, code=code(c))) for c in spec.configs]
-    groups = group_runs(runs)
+    groups = group_runs([(c, r) for c, r in runs if r is not None])  # a sweep still running: its finished groups
     print("| group | law | interpolate | checkpoint | norm slope [95% t] | X at min, max sigma_w | realised X |")
     print("|---|---|---|---|---|---|---|")
     for g in groups:

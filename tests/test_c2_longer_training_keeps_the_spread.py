@@ -114,3 +114,14 @@ def test_states_both_horizons_radial_memory_at_its_checkpoint():
     assert v.numbers["radial"]["25E"]["slope"]["estimate"] == pytest.approx(0.5)
     assert v.numbers["radial"]["E"]["slope"]["estimate"] == pytest.approx(1.0)
     assert "radial memory at the end checkpoint: E: norm slope 1.00" in v.measured
+
+
+def test_regime_not_matched_when_the_short_run_forgets_its_norm():
+    """C2's low-lr SGD must keep its norm at E (slope >= 0.8 at the judged checkpoint): at a final norm
+    proportional to sigma_w^0.6 the claim is not the paper's and says so, whatever the memory; at
+    sigma_w^0.9 it decides."""
+    runs = lambda slope: group_runs(group(SHORT, accuracy=MEMORY, seeds=SEEDS8, norm1=lambda s, k: 10.0 * s**slope)
+                                    + group(LONG, accuracy=noisy(0.04, draw=1), seeds=SEEDS8))
+    v = judged(CLAIM, CLAIM.evidence(runs(0.6), "synthetic"), 0)
+    assert v.verdict == "inconclusive" and "regime: clocks not matched (low-lr SGD baseline norm slope 0.60" in v.reason
+    assert judged(CLAIM, CLAIM.evidence(runs(0.9), "synthetic"), 0).verdict == "agrees"

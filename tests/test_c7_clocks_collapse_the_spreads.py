@@ -142,6 +142,14 @@ def test_families_are_never_pooled():
     assert all(len(e.data["points"]) == 9 for e in evs)
 
 
+def test_adaptive_optimisers_are_tested_on_their_own_lines():
+    """Adam and Muon share T_adapt but are two evidences, never pooled; SGD's optimisers share one."""
+    evs = CLAIM.evidences(grid_groups(by_clock, optimizer="muon") + grid_groups(by_clock, optimizer="adam"))
+    assert [e.label for e in evs] == ["adaptive (adam)", "adaptive (muon)"]
+    assert [e.data["clock"] for e in evs] == ["T_adapt", "T_adapt"]
+    assert all(len(e.data["points"]) == 9 for e in evs)
+
+
 def test_not_run_without_groups():
     assert CLAIM.judge(CLAIM.evidences([])[0]).verdict == "not run"
 

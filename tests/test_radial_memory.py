@@ -22,12 +22,21 @@ def _runs(seeds=(0, 1, 2), rho=lambda s, k: 1.0 + 0.1 * k, **kw):
 
 
 def test_slope_and_its_t_interval_against_scipy():
-    runs = _runs(size=300.0, clock=0.02)
+    """The slope reads the scale-invariant kernels' joint norm rho where it is known (the total norm
+    has another slope here: 0.4 against rho's 0.7)."""
+    runs = _runs(size=300.0, clock=0.02, rho=lambda s, k: 2 * s**0.7 * (1 + 0.05 * k) + 0.02 * (k * s) ** 2)
     r = radial_memory("adam", "end", runs)
-    slopes = [stats.linregress(np.log(SIGMAS), np.log([x.norm for x in runs if x.seed == k])).slope for k in (0, 1, 2)]
+    slopes = [stats.linregress(np.log(SIGMAS), np.log([x.rho for x in runs if x.seed == k])).slope for k in (0, 1, 2)]
     lo, hi = stats.t.interval(0.95, len(slopes) - 1, loc=np.mean(slopes), scale=stats.sem(slopes))
     assert (r.slope.estimate, r.slope.lo, r.slope.hi) == pytest.approx((np.mean(slopes), lo, hi), rel=1e-10)
     assert r.n == 3 and r.sigma_w == (0.3, 2.9) and r.checkpoint == "end"
+
+
+def test_slope_falls_back_on_the_total_norm_where_rho_is_unknown():
+    runs = _runs(rho=lambda s, k: math.nan)
+    r = radial_memory("sgd", "end", runs)
+    slopes = [stats.linregress(np.log(SIGMAS), np.log([x.norm for x in runs if x.seed == k])).slope for k in (0, 1, 2)]
+    assert r.slope.estimate == pytest.approx(np.mean(slopes), rel=1e-10)
 
 
 def test_adam_units_realised_and_memory_by_hand():

@@ -216,8 +216,8 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, coll
     built = build_report(tmp_path / "out", store, only=["collapse"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
-    assert set(rows) == {"C7 (toy: sgd)", "C7 (toy: adaptive)"}
-    assert rows["C7 (toy: adaptive)"].verdict == "inconclusive" and "1 groups" in rows["C7 (toy: adaptive)"].reason
+    assert set(rows) == {"C7 (toy: sgd)", "C7 (toy: adaptive (adam))"}
+    assert rows["C7 (toy: adaptive (adam))"].verdict == "inconclusive" and "1 groups" in rows["C7 (toy: adaptive (adam))"].reason
     assert rows["C7 (toy: sgd)"].verdict in ("agrees", "disagrees", "inconclusive") and "3 groups" in rows["C7 (toy: sgd)"].measured
     assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
     assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()

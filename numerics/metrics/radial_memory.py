@@ -4,9 +4,14 @@ checkpoint, and the clock in units of the initial norm its radial law (``theory.
 A group is the runs of one setting over sigma_w x seeds; ``validation.analysis.radial_memory_of``
 reads each run at a checkpoint into a :class:`RadialRun`.  Of the group (:func:`radial_memory`):
 
-    slope     d log ||W_c|| / d log sigma_w per seed (``forgetting_metrics.norm_slope``; ||W_c|| the
-              total kernel norm at the checkpoint c), its mean over seeds with a t interval
-              (``memory_stats.t_interval``): 1 a norm proportional to the initial one, 0 a common one
+    slope     d log rho_c / d log sigma_w per seed (``forgetting_metrics.norm_slope``; rho_c the joint
+              norm of the scale-invariant kernels at the checkpoint c, the norm the radial laws and X
+              describe; the total kernel norm ||W_c|| for runs whose records do not say which kernels
+              are scale-invariant), its mean over seeds with a t interval
+              (``memory_stats.t_interval``): 1 a norm proportional to the initial one, 0 a common one.
+              The head is not scale-invariant and its norm follows the logits' growth, not the radial
+              dynamics: on the toy its slope is 0.1-0.5 where the kernels' is 0.85 (benchmarks/RESULTS.md,
+              "A probe for issue 27 item 3"), so the total norm would mix two mechanisms
     X         the clock in units of the initial norm at c (``theory.radial.in_units``), of the
               scale-invariant kernels together (scaling all of them leaves the loss unchanged, so
               the laws hold for their concatenation: rho^2 the sum of their squared norms, D the sum
@@ -104,14 +109,15 @@ def _mean(values) -> float:
 
 def radial_memory(law: str, checkpoint: str, runs: Sequence[RadialRun]) -> RadialMemory:
     """The radial memory of a group's ``runs`` at ``checkpoint`` under radial law ``law`` (module
-    docstring); a seed's slope needs two of its sigma_w."""
+    docstring); a seed's slope needs two of its sigma_w, and reads ``rho`` where it is known, else
+    ``norm``."""
     params.choice("law", law, LAWS)
     if not runs:
         raise params.ParameterError("runs must hold at least one run of the group")
     rule = derive(law)
     by_seed: dict[int, dict[float, float]] = {}
     for r in runs:
-        by_seed.setdefault(r.seed, {})[r.sigma_w] = r.norm
+        by_seed.setdefault(r.seed, {})[r.sigma_w] = r.rho if math.isfinite(r.rho) else r.norm
     slopes = [norm_slope(sorted(t), [t[s] for s in sorted(t)]) for t in by_seed.values() if len(t) >= 2]
     rho0, rho = np.array([r.rho0 for r in runs]), np.array([r.rho for r in runs])
     with np.errstate(divide="ignore", invalid="ignore"):

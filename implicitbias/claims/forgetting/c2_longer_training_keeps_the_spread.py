@@ -27,8 +27,9 @@ apart, else ``inconclusive`` (no leverage), both clocks stated.
 
 - agrees: the interval lies above ``kept``; disagrees: below it (longer training forgets);
 - inconclusive: horizons less than ``min_ratio`` apart, fewer than ``min_seeds`` complete seeds,
-  clocks less than ``min_leverage`` apart (no leverage), the baseline shows no memory, a
-  straddling interval, or underpowered (simulated rates > 5%).
+  clocks less than ``min_leverage`` apart (no leverage), the baseline shows no memory, the short
+  run's norm slope below ``kept_slope`` (regime: the low-lr SGD of the claim keeps its norm at E,
+  ``forgetting.regime``), a straddling interval, or underpowered (simulated rates > 5%).
 
 The verdict states the radial memory of both horizons at the judged checkpoint (``forgetting.regime``).
 """
@@ -41,7 +42,8 @@ from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import horizon_figure
-from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
+from implicitbias.claims.forgetting.regime import (KEPT_SLOPE, radial_by_checkpoint, radial_context, radial_numbers,
+                                                   regime_misses, regime_premise)
 from implicitbias.validation.analysis import CHECKPOINTS, clock_at, memory_of, summarise
 
 
@@ -62,6 +64,7 @@ class C2(fg.GroupClaim):
                                        "and C2 agrees by construction (issue 27: 1.04-1.75x at the interpolating "
                                        "checkpoints of cosine 120 vs 600 epochs)"),
         "min_seeds": fg.MIN_SEEDS,
+        "kept_slope": KEPT_SLOPE,
     }
     _plan = fg.Plan(((fg.HORIZONS, ("sgd_low_cosine", "sgd_low_cosine_5x")),))
     configs = {"default": _plan, "full": _plan}  # the real-image tier has one horizon
@@ -113,6 +116,9 @@ class C2(fg.GroupClaim):
                        f"(need {self.threshold('min_leverage'):g}x)")
         elif not short.snr.lo > 0:
             premise = "the baseline shows no memory beyond seed noise at E (its interval reaches 0)"
+        else:  # the regime (forgetting.regime): the short run is low-lr SGD that keeps its norm
+            premise = regime_premise(regime_misses(d["short"], d["radial"][0][checkpoint], (), (),
+                                                   kept=self.threshold("kept_slope")))
         if premise:
             return [], premise
         return [mr.ratio_part(f"memory kept r = m({d['ratio']:g}E) / m(E)", long, short, self.threshold("kept"), False,

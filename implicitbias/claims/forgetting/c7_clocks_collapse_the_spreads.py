@@ -4,7 +4,8 @@ learning rate.
 
     T_SGD   = (1/b) sum_k eta_k^2   (plain SGD, heavy ball, Nesterov without decay)
     T_L2    = lambda sum_k eta_k    (SGD family with coupled L2 decay)
-    T_adapt = sum_k eta_k           (Adam, AdamW, RMSProp, sign descent, Muon)
+    T_adapt = sum_k eta_k           (Adam, AdamW, RMSProp, sign descent, Muon; each optimiser its
+                                     own family here, ``member_of``)
 
 Source: Spec B s. 2, C7 and s. 3; Das et al., arXiv 2605.29152.
 
@@ -57,7 +58,7 @@ from implicitbias.validation.analysis import Group, invariant_slopes, summarise
 from implicitbias.validation.groups import setting_key
 
 __all__ = ["CLAIM", "CLOCK_LINES", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of",
-           "memory_table"]
+           "member_of", "memory_table"]
 
 CLOCK_LINES = "clock_lines"  # validation/specs/clock_lines.toml: the crossed iso-clock grid
 FAMILY_CLOCK = {"sgd": "T_SGD", "sgd_l2": "T_L2", "adaptive": "T_adapt"}
@@ -97,6 +98,13 @@ def clock_points(groups) -> list[dict]:
                        "seeds": s["seeds"],
                        "n_diverged": s["n_diverged"], "n_runs": s["n_runs"]})
     return points
+
+
+def member_of(point: Mapping) -> tuple[str, str]:
+    """(family, optimiser) of a group's point, the optimiser "" outside the adaptive family: Adam, AdamW
+    and Muon share T_adapt but not their steps (per-coordinate, decayed, orthogonalised), so each is
+    tested on its own lines, never pooled; the SGD families' optimisers share their radial law."""
+    return point["family"], point["optimizer"] if point["family"] == "adaptive" else ""
 
 
 def memory_table(groups: Sequence[Group]) -> tuple[list[int], list[list[float]]]:
@@ -156,16 +164,17 @@ class C7(fg.GroupClaim):
                    and g.setting.get("schedule", "constant") == "constant"]
         points = clock_points(shallow)
         kept = [(g, p) for g, p in zip(shallow, points) if p["clock"] > 0]
-        families = [f for f in FAMILY_CLOCK if any(p["family"] == f for _, p in kept)]
-        if not families:
+        members = sorted({member_of(p) for _, p in kept}, key=lambda m: (list(FAMILY_CLOCK).index(m[0]), m[1]))
+        if not members:
             return [Evidence("direction of memory change against each family's clock, 0 groups",
                              {"points": [], "family": None}, label)]
-        return [self.family_evidence([g for g, p in kept if p["family"] == f], [p for _, p in kept if p["family"] == f],
-                                     f, label) for f in families]
+        return [self.family_evidence([g for g, p in kept if member_of(p) == m], [p for _, p in kept if member_of(p) == m],
+                                     m[0], label, m[1]) for m in members]
 
     def family_evidence(self, groups: Sequence[Group], points: Sequence[Mapping], family: str,
-                        label: str = "") -> Evidence:
-        """The direction test's data (module docstring) for one family's groups."""
+                        label: str = "", optimizer: str = "") -> Evidence:
+        """The direction test's data (module docstring) for one family's groups (of one ``optimizer``
+        in the adaptive family, ``member_of``)."""
         from implicitbias.numerics.metrics.clock_collapse import collapse
 
         points = list(points)
@@ -177,8 +186,9 @@ class C7(fg.GroupClaim):
             predictors = [k for k in PREDICTORS if k != "steps" or steps_known]
             data["test"] = collapse({k: [p[k] for p in points] for k in predictors},
                                     [p["spread"]["estimate"] for p in points], reference="epochs")
-        name = f"{label}: {family}" if label else family
-        return Evidence(f"{family} family ({FAMILY_CLOCK[family]}), {len(points)} groups, seeds {fg.span(seeds) if seeds else '-'}: "
+        member = f"{family} ({optimizer})" if optimizer else family
+        name = f"{label}: {member}" if label else member
+        return Evidence(f"{member} family ({FAMILY_CLOCK[family]}), {len(points)} groups, seeds {fg.span(seeds) if seeds else '-'}: "
                         "direction of radial-memory change in (log clock, log steps)", data, name)
 
     def premise(self, d: Mapping) -> tuple[str, cd.Design | None]:
