@@ -84,6 +84,7 @@ class Store(StoreInspection):
         return torn
 
     def _connect(self) -> sqlite3.Connection:
+        """This store's connection (``files.connect``), read-only where ``must_read_only`` says so."""
         return files.connect(self.path, self.readonly)
 
     def _prepare(self, torn: bool) -> None:
