@@ -38,8 +38,8 @@ BOUNDS = [
     ("implicitbias/validation/external.py", "MAX_CLASSES"),
     ("implicitbias/commands/dynamics.py", "MAX_DYNAMICS_K"),
     ("implicitbias/commands/__init__.py", "MIN_FREE_BYTES"),
-    ("implicitbias/store.py", "lease_seconds: float"),
-    ("implicitbias/store.py", "MAX_PATH_BYTES"),
+    ("implicitbias/store/facade.py", "lease_seconds: float"),
+    ("implicitbias/store/paths.py", "MAX_PATH_BYTES"),
     ("implicitbias/numerics/metrics/nc_metrics.py", "PINV_RTOL"),
 ]
 

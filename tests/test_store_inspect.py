@@ -1,4 +1,4 @@
-"""Looking into a store (``implicitbias.store_inspect``, ``implicitbias store ...``): every table is
+"""Looking into a store (``implicitbias.store.inspection``, ``implicitbias store ...``): every table is
 checked against what was written through the store's own API (``put``, ``put_epoch``, ``get``,
 ``counts``, ``status``), never against the inspection's own output."""
 

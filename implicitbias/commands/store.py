@@ -1,6 +1,6 @@
 """``implicitbias store ls|show|export|prune|path``: look into the results store.
 
-The tables are ``Store``'s inspection methods (``implicitbias.store_inspect``): ``ls`` is
+The tables are ``Store``'s inspection methods (``implicitbias.store.inspection``): ``ls`` is
 ``summary_frame`` (``--records``: ``records_frame``), ``show`` is ``record_of``, ``export`` writes
 ``runs_frame`` and ``history_frame`` (long format: run, epoch, metric, value), ``prune`` deletes
 failed cells and records of old code.  Every subcommand but ``path`` needs an existing store: it
@@ -10,7 +10,7 @@ never creates one.
 from __future__ import annotations
 
 from implicitbias.commands import emit, output_folder
-from implicitbias.store_inspect import EXPORT_FORMATS
+from implicitbias.store.inspection import EXPORT_FORMATS
 
 
 def register(sub) -> None:

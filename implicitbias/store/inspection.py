@@ -1,7 +1,7 @@
 """Looking into a results store: what it holds, one record, its runs' histories, and pruning.
 
-``StoreInspection`` is a mixin of ``implicitbias.store.Store`` (it reads the store's SQLite
-connection ``_db``); every table it returns is a pandas DataFrame, so a notebook shows it and
+``StoreInspection`` is a mixin of ``Store`` (``implicitbias.store.facade``; it reads the store's
+SQLite connection ``_db``); every table it returns is a pandas DataFrame, so a notebook shows it and
 ``to_csv``/``to_parquet`` write it:
 
 - ``summary_frame()``: one row per kind and status: records, code fingerprints, epoch rows,
