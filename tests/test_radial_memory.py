@@ -57,6 +57,15 @@ def test_sgd_units_are_the_realised_fourth_power():
     assert "tr Sigma unknown" in r.describe()
 
 
+def test_measured_units_are_the_realised_ones_whatever_the_law():
+    """Muon (``measured``): X is rho^2 / rho_0^2 - 1 of the norms, not the adam law's D sum eta^2 / rho_0^2."""
+    r = radial_memory("adam", "end", _runs(size=300.0, clock=0.02), measured=True)
+    realised = [np.mean([(1.0 + 0.1 * k) ** 2 / (2 * s) ** 2 - 1 for k in (0, 1, 2)]) for s in (0.3, 2.9)]
+    assert r.x == pytest.approx(realised) and r.measured
+    assert r.memory == pytest.approx([1 / (1 + v) for v in realised])
+    assert "the law's clock not used" in r.describe()
+
+
 def test_decay_laws_count_twice_the_decay_clock():
     r = radial_memory("sgd_l2", "end", _runs(clock=0.35))
     assert r.x == pytest.approx((0.7, 0.7)) and r.memory == pytest.approx((math.exp(-0.7),) * 2)

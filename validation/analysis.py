@@ -377,7 +377,8 @@ def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
 def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
     """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
     of ``CHECKPOINTS``): the norms and clocks of each run's row there (diverged runs and runs without
-    that checkpoint left out); None when no run has it."""
+    that checkpoint left out); None when no run has it.  Muon's X is the realised one
+    (``radial_memory``'s ``measured``)."""
     law = law_of(group.setting)
     clock = derive(law).clock
     sizes = _invariant_kernels(group)
@@ -389,4 +390,4 @@ def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialM
         t = config["batch_size"] * clocks.get("T_SGD", math.nan) if clock == "sum eta^2" else clocks.get(clock, math.nan)
         runs.append(RadialRun(config["sigma_w"], config["seed"], row["kernel_norm"], _joint_norm(first, names),
                               _joint_norm(row, names), size, t, _momentum(config)))
-    return radial_memory(law, checkpoint, runs) if runs else None
+    return radial_memory(law, checkpoint, runs, measured=group.setting["optimizer"] == "muon") if runs else None
