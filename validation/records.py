@@ -109,16 +109,18 @@ class RunSummary:
     """A run's summary: ``run_summary``'s metrics over its valid rows (None, and not stored, when it
     diverged at initialisation), where it diverged and why, its clocks at the horizon and the one
     that governs it, its steps per epoch, training images and final kernel norms; for a run trained
-    elsewhere also its ``run_id``, ``trained`` and ``clocks_from``."""
+    elsewhere also its ``run_id``, ``trained`` and ``clocks_from``.  Every field may be missing from
+    a stored summary (None here); ``to_dict`` gives back the engine's and the run format's summaries
+    key for key."""
 
-    diverged_epoch: int | None
-    diverged_reason: str | None
-    epochs_run: int
-    clocks: Mapping[str, float]
-    governing_clock: str
-    steps_per_epoch: int
-    n_train: int
-    final_kernel_norms: Mapping[str, float | None]
+    diverged_epoch: int | None = None
+    diverged_reason: str | None = None
+    epochs_run: int | None = None
+    clocks: Mapping[str, float] | None = None
+    governing_clock: str | None = None
+    steps_per_epoch: int | None = None
+    n_train: int | None = None
+    final_kernel_norms: Mapping[str, float | None] | None = None
     selected_epoch: int | None = None
     selected_test_acc: float | None = None
     tau_interp: int | None = None

@@ -50,6 +50,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, forgetting_clocks, governing_clock, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.groups import setting_key
+from implicitbias.validation.records import EpochLog
 from implicitbias.validation.run import divergence, warmup_epochs
 
 __all__ = ["KIND", "CODE", "REQUIRED", "OPTIONAL", "NORM_PREFIX", "config_of", "history_row", "build_record",
@@ -83,13 +84,13 @@ def config_of(*, sigma_w: float, seed: int, optimizer: str, batch_size: int, wei
 
 
 def history_row(epoch: int, metrics: Mapping, norms: Mapping[str, float], clocks: Mapping[str, float]) -> dict:
-    """One history row as ``validation.run.train`` writes it: the metrics (``train_loss`` and
+    """One history row as ``validation.run.train`` writes it (``validation.records.EpochLog.row``, no seconds): the metrics (``train_loss`` and
     ``test_loss`` None when not given), ``kernel_norm`` (total, as given in ``norms["total"]``),
     ``kernel_norms`` per layer and the cumulative ``clocks``."""
-    return {"epoch": epoch, "train_loss": metrics.get("train_loss"), "train_acc": metrics["train_acc"],
-            "val_loss": metrics["val_loss"], "val_acc": metrics["val_acc"], "test_loss": metrics.get("test_loss"),
-            "test_acc": metrics["test_acc"], "kernel_norm": norms["total"],
-            "kernel_norms": {k: v for k, v in norms.items() if k != "total"}, "clocks": dict(clocks)}
+    return EpochLog(epoch, metrics.get("train_loss"), metrics["train_acc"], val_loss=metrics["val_loss"],
+                    val_acc=metrics["val_acc"], test_loss=metrics.get("test_loss"), test_acc=metrics["test_acc"],
+                    kernel_norm=norms["total"], kernel_norms={k: v for k, v in norms.items() if k != "total"},
+                    clocks=dict(clocks)).row()
 
 
 def _why_diverged(row: Mapping, initial_loss: float, num_classes: int | None, warmup: int) -> str | None:
