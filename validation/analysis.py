@@ -34,12 +34,13 @@ the checkpoint (its ``kernel_norm``, ``kernel_norms`` and cumulative ``clocks``)
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,10 +85,12 @@ def describe(config: Mapping) -> str:
 
 @dataclass
 class Group:
-    """The runs of one setting (configs differing only in sigma_w and seed)."""
+    """The runs of one setting (configs differing only in sigma_w and seed); its summaries
+    (:func:`summarise`) are computed once per horizon and are kept here."""
 
     setting: dict
     runs: list[Run]
+    summaries: dict[tuple[int, bool], dict] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def sigma_w(self) -> list[float]:
@@ -171,8 +174,18 @@ def summarise(group: Group, *, horizon: int | None = None, interpolating_only: b
     final norm, diverged epoch and reason, kept, curve = [epoch, train acc, test acc] per row), ``n_runs``, ``n_diverged``, ``n_interpolated``,
     ``all_interpolate``, ``per_seed`` (spreads and slope per seed), ``spread_selected``,
     ``spread_final``, ``norm_slope`` (each ``mean_ci``), ``clocks``, ``governing``.
+
+    Computed once per group, horizon and ``interpolating_only`` (``Group.summaries``: the claims
+    judge the same groups); each call returns its own copy, which the caller may extend.
     """
     horizon = group.setting["epochs"] if horizon is None else min(int(horizon), group.setting["epochs"])
+    key = (horizon, bool(interpolating_only))
+    if key not in group.summaries:
+        group.summaries[key] = _summary(group, horizon, interpolating_only)
+    return copy.deepcopy(group.summaries[key])
+
+
+def _summary(group: Group, horizon: int, interpolating_only: bool) -> dict:
     runs, selected, final, norms = [], {}, {}, {}
     clocks, governing = {c: math.nan for c in CLOCKS}, None
     for config, record in sorted(group.typed_runs(), key=lambda run: (run[0]["seed"], run[0]["sigma_w"])):

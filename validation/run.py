@@ -143,8 +143,9 @@ def run_config(config: Mapping | RunConfig) -> RunConfig:
 
 
 def _typed(config: Mapping | RunConfig) -> RunConfig:
-    """A canonical config (as the store holds it) read by attribute; not checked again."""
-    return config if isinstance(config, RunConfig) else RunConfig(**config)
+    """A canonical config (as the store holds it) read by attribute; not checked again.  Keys beyond
+    the run's are left to their owner (a head-rank run's head keys, ``validation.head_rank``)."""
+    return config if isinstance(config, RunConfig) else RunConfig(**{key: config[key] for key in DEFAULTS})
 
 
 # -- 1. the data -----------------------------------------------------------------------------------
