@@ -72,8 +72,7 @@ from implicitbias.validation.records import EpochLog, RunConfig, RunRecord, RunS
 from implicitbias.validation.trainers import Trainer, trainer_for
 
 __all__ = ["DEFAULTS", "DECAY_ON", "KIND", "PRECISIONS", "canonical_config", "run_config", "execute", "dataset_for",
-           "train", "divergence", "warmup_epochs", "build", "plan", "Steps", "require_data", "run_codes",
-           "torch_threads"]
+           "train", "divergence", "warmup_epochs", "build", "plan", "Steps", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -151,7 +150,7 @@ def _typed(config: Mapping | RunConfig) -> RunConfig:
 # -- 1. the data -----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=4)  # a dataset is read (or generated) once per process, whatever the runs on it
 def _cached_dataset(name, path, seed, size, train_size, val_size, test_size) -> ImageData:
     load = external.load_data if external.is_reference(name) else load_dataset
     return load(name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size)

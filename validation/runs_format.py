@@ -50,7 +50,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, forgetting_clocks, governing_clock, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.groups import setting_key
-from implicitbias.validation.records import EpochLog
+from implicitbias.validation.records import EpochLog, RunRecord, RunSummary
 from implicitbias.validation.run import divergence, warmup_epochs
 
 __all__ = ["KIND", "CODE", "REQUIRED", "OPTIONAL", "NORM_PREFIX", "config_of", "history_row", "build_record",
@@ -118,16 +118,16 @@ def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float
             diverged = (row["epoch"], why)
             break
         kept.append(row)
-    summary = run_summary(kept) if kept else {}
-    last = (kept or history)[-1]
-    summary.update(
-        diverged_epoch=diverged[0], diverged_reason=diverged[1], epochs_run=history[-1]["epoch"] if diverged[0] is None
-        else diverged[0], clocks=dict(history[-1]["clocks"]), governing_clock=governing_clock(optimizer, weight_decay),
-        steps_per_epoch=steps_per_epoch, n_train=n_train, final_kernel_norms=last["kernel_norms"], run_id=run_id,
-        trained="elsewhere", clocks_from=clocks_from,
+    summary = RunSummary(
+        **(run_summary(kept) if kept else {}), diverged_epoch=diverged[0], diverged_reason=diverged[1],
+        epochs_run=history[-1]["epoch"] if diverged[0] is None else diverged[0], clocks=dict(history[-1]["clocks"]),
+        governing_clock=governing_clock(optimizer, weight_decay), steps_per_epoch=steps_per_epoch, n_train=n_train,
+        final_kernel_norms=(kept or history)[-1]["kernel_norms"], run_id=run_id, trained="elsewhere",
+        clocks_from=clocks_from,
     )
     history = kept + ([] if diverged[0] is None else [next(r for r in history if r["epoch"] == diverged[0])])
-    return {"status": "done" if diverged[0] is None else "diverged", "summary": summary, "history": history}
+    status = "done" if diverged[0] is None else "diverged"
+    return RunRecord(status, summary, tuple(map(EpochLog.from_row, history))).to_dict()
 
 
 # -- reading a file of runs ------------------------------------------------------------------------
