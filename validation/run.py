@@ -345,6 +345,7 @@ class _Lockstep:
     histories: list[list[EpochLog]] = field(init=False)
     diverged: list[tuple[int, str] | None] = field(init=False)
     initial_loss: list[float] = field(init=False)
+    warmup: int = field(init=False)  # of the chance rule (warmup_epochs)
 
     def __post_init__(self):
         G = len(self.runs)
