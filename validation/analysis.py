@@ -34,22 +34,25 @@ the checkpoint (its ``kernel_norm``, ``kernel_norms`` and cumulative ``clocks``)
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from implicitbias.numerics.metrics.forgetting_metrics import INTERPOLATION_THRESHOLD, norm_slope, run_summary, spread
+from implicitbias.numerics.metrics.forgetting_metrics import (INTERPOLATION_THRESHOLD, norm_slope, run_summary,
+                                                              selected_epoch, spread)
 from implicitbias.numerics.metrics.radial_memory import RadialMemory, RadialRun, radial_memory
 from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
 from implicitbias.theory import params
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 from implicitbias.theory.radial import derive
 from implicitbias.validation.groups import group_by_setting, setting
+from implicitbias.validation.records import EpochLog, RunRecord
 
 __all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
            "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of",
@@ -82,10 +85,12 @@ def describe(config: Mapping) -> str:
 
 @dataclass
 class Group:
-    """The runs of one setting (configs differing only in sigma_w and seed)."""
+    """The runs of one setting (configs differing only in sigma_w and seed); its summaries
+    (:func:`summarise`) are computed once per horizon and are kept here."""
 
     setting: dict
     runs: list[Run]
+    summaries: dict[tuple[int, bool], dict] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def sigma_w(self) -> list[float]:
@@ -99,6 +104,15 @@ class Group:
     def label(self) -> str:
         return describe(self.setting)
 
+    @functools.cached_property
+    def records(self) -> list[RunRecord]:
+        """The runs' records read by attribute (``validation.records``), in the order of ``runs``; read once."""
+        return [RunRecord.from_dict(record) for _, record in self.runs]
+
+    def typed_runs(self) -> list[tuple[dict, RunRecord]]:
+        """``(config, record)`` of each run, the record typed."""
+        return [(config, record) for (config, _), record in zip(self.runs, self.records)]
+
 
 def group_runs(runs: Sequence[Run]) -> list[Group]:
     """``(config, record)`` pairs grouped by setting (first-seen order); missing records dropped."""
@@ -106,21 +120,20 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
     return [Group(setting(grp[0][0]), grp) for grp in group_by_setting(present, config=lambda run: run[0])]
 
 
-def _truncate(record: Mapping, horizon: int | None) -> tuple[list[dict], int | None, str | None]:
+def _truncate(record: RunRecord, horizon: int | None) -> tuple[list[EpochLog], int | None, str | None]:
     """The record's valid rows up to ``horizon`` and its divergence (epoch, reason) if it happened by then."""
-    s = record["summary"]
-    epoch = s.get("diverged_epoch")
-    rows = [r for r in record["history"] if horizon is None or r["epoch"] <= horizon]
+    epoch = record.summary.diverged_epoch
+    rows = [r for r in record.history if horizon is None or r.epoch <= horizon]
     if epoch is not None and (horizon is None or epoch <= horizon):
-        return [r for r in rows if r["epoch"] != epoch], epoch, s.get("diverged_reason") or "non-finite values"
+        return [r for r in rows if r.epoch != epoch], epoch, record.summary.diverged_reason or "non-finite values"
     return rows, None, None
 
 
-def _interpolating_selected(rows: Sequence[Mapping]) -> Mapping | None:
+def _interpolating_selected(rows: Sequence[EpochLog]) -> EpochLog | None:
     """The row of minimum validation loss among the interpolating checkpoints (training accuracy
     >= 99.5%; first on ties), None if the run never interpolates."""
-    interpolating = [r for r in rows if r["train_acc"] >= INTERPOLATION_THRESHOLD and r.get("val_loss") is not None]
-    return min(interpolating, key=lambda r: r["val_loss"]) if interpolating else None
+    interpolating = [r for r in rows if r.train_acc >= INTERPOLATION_THRESHOLD and r.val_loss is not None]
+    return min(interpolating, key=lambda r: r.val_loss) if interpolating else None
 
 
 def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict[int, float]:
@@ -132,6 +145,27 @@ def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict
     return out
 
 
+def _run_row(config: Mapping, record: RunRecord, horizon: int, interpolating_only: bool) -> tuple[list[EpochLog], dict]:
+    """A run's valid rows up to ``horizon`` and its entry in ``summarise``'s ``runs``."""
+    rows, div_epoch, reason = _truncate(record, horizon)
+    row = {"sigma_w": config["sigma_w"], "seed": config["seed"], "diverged_epoch": div_epoch, "diverged_reason": reason}
+    if rows:
+        s = run_summary([r.row() for r in rows])
+        interp = _interpolating_selected(rows)
+        row.update(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
+                   selected_epoch=s["selected_epoch"], interp_selected_epoch=interp and interp.epoch,
+                   interp_selected_test_acc=interp and 100 * interp.test_acc,
+                   final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
+                   initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
+    else:
+        row.update(tau_interp=None, selected_test_acc=None, final_test_acc=None, final_train_acc=None,
+                   initial_norm=None, final_norm=None, selected_epoch=None, interp_selected_epoch=None,
+                   interp_selected_test_acc=None)
+    row["kept"] = div_epoch is None and bool(rows) and (not interpolating_only or row["tau_interp"] is not None)
+    row["curve"] = [[r.epoch, r.train_acc, r.test_acc] for r in rows]
+    return rows, row
+
+
 def summarise(group: Group, *, horizon: int | None = None, interpolating_only: bool = False) -> dict:
     """The numbers of one group (JSON-able; accuracies and spreads in points), see the module docstring.
 
@@ -140,35 +174,30 @@ def summarise(group: Group, *, horizon: int | None = None, interpolating_only: b
     final norm, diverged epoch and reason, kept, curve = [epoch, train acc, test acc] per row), ``n_runs``, ``n_diverged``, ``n_interpolated``,
     ``all_interpolate``, ``per_seed`` (spreads and slope per seed), ``spread_selected``,
     ``spread_final``, ``norm_slope`` (each ``mean_ci``), ``clocks``, ``governing``.
+
+    Computed once per group, horizon and ``interpolating_only`` (``Group.summaries``: the claims
+    judge the same groups); each call returns its own copy, which the caller may extend.
     """
     horizon = group.setting["epochs"] if horizon is None else min(int(horizon), group.setting["epochs"])
+    key = (horizon, bool(interpolating_only))
+    if key not in group.summaries:
+        group.summaries[key] = _summary(group, horizon, interpolating_only)
+    return copy.deepcopy(group.summaries[key])
+
+
+def _summary(group: Group, horizon: int, interpolating_only: bool) -> dict:
     runs, selected, final, norms = [], {}, {}, {}
     clocks, governing = {c: math.nan for c in CLOCKS}, None
-    for config, record in sorted(group.runs, key=lambda run: (run[0]["seed"], run[0]["sigma_w"])):
-        rows, div_epoch, reason = _truncate(record, horizon)
-        row = {"sigma_w": config["sigma_w"], "seed": config["seed"], "diverged_epoch": div_epoch, "diverged_reason": reason}
-        if rows:
-            s = run_summary(rows)
-            interp = _interpolating_selected(rows)
-            row.update(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
-                       selected_epoch=s["selected_epoch"], interp_selected_epoch=interp and interp["epoch"],
-                       interp_selected_test_acc=interp and 100 * interp["test_acc"],
-                       final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
-                       initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
-        else:
-            row.update(tau_interp=None, selected_test_acc=None, final_test_acc=None, final_train_acc=None,
-                       initial_norm=None, final_norm=None, selected_epoch=None, interp_selected_epoch=None,
-                       interp_selected_test_acc=None)
-        row["kept"] = div_epoch is None and bool(rows) and (not interpolating_only or row["tau_interp"] is not None)
-        row["curve"] = [[r["epoch"], r["train_acc"], r.get("test_acc")] for r in rows]
+    for config, record in sorted(group.typed_runs(), key=lambda run: (run[0]["seed"], run[0]["sigma_w"])):
+        rows, row = _run_row(config, record, horizon, interpolating_only)
         runs.append(row)
         if row["kept"]:
             selected.setdefault(config["seed"], {})[config["sigma_w"]] = row["selected_test_acc"]
             final.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_test_acc"]
             norms.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_norm"]
-        if rows and "clocks" in rows[-1] and rows[-1]["epoch"] == horizon:
-            clocks = dict(rows[-1]["clocks"])
-        governing = record["summary"].get("governing_clock", governing)
+        if rows and rows[-1].clocks is not None and rows[-1].epoch == horizon:
+            clocks = dict(rows[-1].clocks)
+        governing = record.summary.governing_clock or governing
     sel = _per_seed(selected, lambda s, v: spread(v))
     fin = _per_seed(final, lambda s, v: spread(v))
     slope = _per_seed(norms, norm_slope)
@@ -257,10 +286,10 @@ def clock_at(group: Group, summary: Mapping, checkpoint: str = "interpolating", 
     has that checkpoint.  ``summary`` is ``summarise(group)`` (or with its ``horizon``)."""
     name = clock or summary["governing"]
     by_epoch: dict[int, float] = {}
-    for _, record in group.runs:
-        for row in record["history"]:
-            if name in row.get("clocks", {}):
-                by_epoch.setdefault(row["epoch"], row["clocks"][name])
+    for record in group.records:
+        for row in record.history:
+            if name in (row.clocks or {}):
+                by_epoch.setdefault(row.epoch, row.clocks[name])
     epochs = [summary["horizon"] if checkpoint == "end" else r[_CHECKPOINT_EPOCHS[checkpoint]]
               for r in summary["runs"] if r["kept"]]
     values = [by_epoch[e] for e in epochs if e in by_epoch]
@@ -326,29 +355,29 @@ def _kernel_sizes(key: str) -> tuple[tuple[str, int], ...] | None:
     return tuple((n, m.weight.shape[0] if rows else m.weight.numel()) for n, m in kernel_modules(model) if n in invariant)
 
 
-def _joint_norm(row: Mapping, names: Sequence[str]) -> float:
+def _joint_norm(row: EpochLog, names: Sequence[str]) -> float:
     """sqrt(sum of squares) of the kernels ``names`` in a history row (NaN if it lacks one)."""
-    norms = row.get("kernel_norms") or {}
+    norms = row.kernel_norms or {}
     if not names or any(norms.get(n) is None for n in names):
         return math.nan
     return math.sqrt(sum(norms[n] ** 2 for n in names))
 
 
-def _checkpoint_row(rows: Sequence[Mapping], checkpoint: str) -> Mapping | None:
+def _checkpoint_row(rows: Sequence[EpochLog], checkpoint: str) -> EpochLog | None:
     """The history row a claim judges at ``checkpoint`` (``CHECKPOINTS``; None if the run has none)."""
     if checkpoint == "interpolating":
         return _interpolating_selected(rows)
     if checkpoint == "end":
         return rows[-1]
-    epoch = run_summary(rows)["selected_epoch"]
-    return next(r for r in rows if r["epoch"] == epoch)
+    epoch = selected_epoch([r.row() for r in rows])
+    return next(r for r in rows if r.epoch == epoch)
 
 
 def _checkpoint_rows(group: Group, checkpoint: str):
     """``(config, first row, row at checkpoint)`` of each run of ``group`` that did not diverge and has
     ``checkpoint`` (a key of ``CHECKPOINTS``)."""
     params.choice("checkpoint", checkpoint, CHECKPOINTS)
-    for config, record in group.runs:
+    for config, record in group.typed_runs():
         rows, diverged, _ = _truncate(record, None)
         row = _checkpoint_row(rows, checkpoint) if rows and diverged is None else None
         if row is not None:
@@ -370,7 +399,7 @@ def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
     by_seed: dict[int, dict[float, float]] = {}
     for config, _, row in _checkpoint_rows(group, checkpoint):
         joint = _joint_norm(row, names)
-        by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row["kernel_norm"] if math.isnan(joint) else joint
+        by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row.kernel_norm if math.isnan(joint) else joint
     return _per_seed(by_seed, norm_slope)
 
 
@@ -386,8 +415,8 @@ def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialM
     size = float(sum(d for _, d in sizes)) if sizes else math.nan
     runs = []
     for config, first, row in _checkpoint_rows(group, checkpoint):
-        clocks = row.get("clocks") or {}
+        clocks = row.clocks or {}
         t = config["batch_size"] * clocks.get("T_SGD", math.nan) if clock == "sum eta^2" else clocks.get(clock, math.nan)
-        runs.append(RadialRun(config["sigma_w"], config["seed"], row["kernel_norm"], _joint_norm(first, names),
+        runs.append(RadialRun(config["sigma_w"], config["seed"], row.kernel_norm, _joint_norm(first, names),
                               _joint_norm(row, names), size, t, _momentum(config)))
     return radial_memory(law, checkpoint, runs, measured=group.setting["optimizer"] == "muon") if runs else None

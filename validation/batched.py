@@ -59,16 +59,17 @@ def execute_group(group: Mapping, *, options: Mapping | None = None) -> dict:
     (auto / folded / vmap).
     """
     options = dict(options or {})
-    configs = [run_mod.canonical_config(c) for c in group["runs"]]
+    configs = [run_mod.run_config(c) for c in group["runs"]]
     if not configs:
         raise params.ParameterError("runs of an ensemble must be a non-empty list of run configs")
-    if len({setting_key(c, STEP_FREE) for c in configs}) != 1:
+    canonical = [c.canonical() for c in configs]
+    if len({setting_key(c, STEP_FREE) for c in canonical}) != 1:
         raise params.ParameterError(f"runs of an ensemble must differ only in {', '.join(STEP_FREE)}")
-    order = [i for members in group_by_setting(range(len(configs)), lambda i: configs[i]) for i in members]
+    order = [i for members in group_by_setting(range(len(configs)), lambda i: canonical[i]) for i in members]
     ordered = [configs[i] for i in order]
     device = run_mod.resolve_device(options.get("device"))
     data = run_mod.dataset_for(configs[0])
-    dtype = parameter_dtype(configs[0]["precision"])
+    dtype = parameter_dtype(configs[0].precision)
     with torch_threads(options.get("threads")):
         models = [run_mod.build(c, data, device, dtype) for c in ordered]
         trainer = trainer_for(models, options.get("engine", "auto"))

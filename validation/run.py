@@ -1,14 +1,22 @@
-"""One training run of the forgetting experiments: canonical config -> record (Spec B, section 1).
+"""One training run of the forgetting experiments, as a recipe: config -> record (Spec B, section 1).
 
-A config is a flat dict (see :data:`DEFAULTS`); :func:`canonical_config` fills the defaults,
+Read top to bottom, the run is: 0. its config (:class:`RunConfig`, checked by
+:func:`canonical_config`), 1. the data, 2. the model, 3. the optimiser, its schedule and the
+clocks, 4. the evaluation and the divergence rule, 5. the loop, 6. the record.  The same code
+trains one run (:func:`execute`) and an ensemble of runs that share a step
+(``validation.batched.execute_group``): :func:`train` drives G members through a trainer
+(``validation.trainers``), G = 1 for a solo run.
+
+A config is a flat dict (see :data:`DEFAULTS`, ``RunConfig().canonical()``); :func:`canonical_config` fills the defaults,
 validates every entry (one ``ParameterError`` naming the entry) and returns the dict whose hash
-keys the run in the store.  :func:`execute` trains it and returns the record::
+keys the run in the store.  :func:`execute` trains it and returns the record
+(``validation.records.RunRecord.to_dict``)::
 
     {"status": "done" | "diverged", "diverged_epoch": int | None,
      "history": [row per epoch, epoch 0 = at initialisation],
      "summary": {selected_test_acc, tau_interp, repair_gap, initial/final kernel norm, clocks, ...}}
 
-Each history row holds train/val/test loss and accuracy (train: running mean over the epoch's
+Each history row (``validation.records.EpochLog``) holds train/val/test loss and accuracy (train: running mean over the epoch's
 minibatches in training mode; epoch 0: evaluated on the first len(val) training images), the
 Frobenius norm of every kernel and their total (``kernel_norm``), and the cumulative clocks
 T_SGD = (1/b) sum eta_k^2, T_L2 = lambda sum eta_k, T_adapt = sum eta_k up to that epoch
@@ -43,26 +51,28 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import torch
 
 from implicitbias.numerics.metrics.forgetting_metrics import run_summary
-from implicitbias.validation.init import scale_init_
 from implicitbias.numerics.optim.optimizers import OPTIMIZERS
 from implicitbias.numerics.torch_threads import torch_threads
 from implicitbias.theory import params
-from implicitbias.theory.clocks import MAX_RATE, forgetting_clocks, steps_per_epoch
+from implicitbias.theory.clocks import MAX_RATE, Clocks, forgetting_clocks, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation import external
 from implicitbias.validation.data import DATASETS, ImageData, batches, load_dataset, locate
 from implicitbias.validation.groups import group_by_setting
+from implicitbias.validation.init import scale_init_
 from implicitbias.validation.models import ARCHITECTURES, HEAD_ACTIVATIONS, build_model
 from implicitbias.validation.precision import parameter_dtype
+from implicitbias.validation.records import EpochLog, RunConfig, RunRecord, RunSummary
 from implicitbias.validation.trainers import Trainer, trainer_for
 
-__all__ = ["DEFAULTS", "DECAY_ON", "KIND", "PRECISIONS", "canonical_config", "execute", "dataset_for", "train",
-           "divergence", "warmup_epochs", "build", "require_data", "run_codes"]
+__all__ = ["DEFAULTS", "DECAY_ON", "KIND", "PRECISIONS", "canonical_config", "run_config", "execute", "dataset_for",
+           "train", "divergence", "warmup_epochs", "build", "plan", "Steps", "require_data", "run_codes"]
 
 KIND = "validation.run"
 PRECISIONS = ("float32", "float64", "bf16")
@@ -73,40 +83,16 @@ CHANCE_MARGIN = 0.02  # training accuracy <= 1/K + this after warm-up: the netwo
 WARMUP_FRACTION = 0.25  # of the epochs: slow starters (large sigma_w, small effective lr) get this long
 WARMUP_MIN_EPOCHS = 5
 
-DEFAULTS: dict = {
-    "dataset": "digits",
-    "data_path": None,
-    "data_seed": 0,
-    "data_size": None,
-    "train_size": None,
-    "val_size": None,
-    "test_size": None,
-    "crop_padding": 0,
-    "flip": False,
-    "arch": "resnet9",
-    "width": 1.0,
-    "head_depth": 1,
-    "head_width": None,
-    "head_activation": "linear",
-    "sigma_w": 1.0,
-    "scale_head": True,
-    "optimizer": "sgd",
-    "lr": 0.01,
-    "momentum": None,
-    "weight_decay": 0.0,
-    "decay_on": "all",
-    "schedule": "constant",
-    "batch_size": 128,
-    "epochs": 10,
-    "seed": 0,
-    "precision": "float32",
-    "eval_every": 1,
-    "eval_dense_until": 0,
-}
+DEFAULTS: dict = RunConfig().canonical()
 
 
-def canonical_config(config: Mapping) -> dict:
-    """``config`` with defaults filled in and every entry checked (``ParameterError`` otherwise)."""
+# -- 0. the config ---------------------------------------------------------------------------------
+
+def canonical_config(config: Mapping | RunConfig) -> dict:
+    """``config`` with defaults filled in and every entry checked (``ParameterError`` otherwise): the
+    dict whose hash keys the run in the store (``RunConfig.canonical``)."""
+    if isinstance(config, RunConfig):
+        config = config.canonical()
     unknown = sorted(set(config) - set(DEFAULTS))
     if unknown:
         raise params.ParameterError(f"run config key must be one of {', '.join(DEFAULTS)}; got {unknown[0]!r}")
@@ -150,30 +136,50 @@ def canonical_config(config: Mapping) -> dict:
     return c
 
 
-@functools.lru_cache(maxsize=4)
+def run_config(config: Mapping | RunConfig) -> RunConfig:
+    """``config`` checked (:func:`canonical_config`) and typed."""
+    return RunConfig(**canonical_config(config))
+
+
+def _typed(config: Mapping | RunConfig) -> RunConfig:
+    """A canonical config (as the store holds it) read by attribute; not checked again.  Keys beyond
+    the run's are left to their owner (a head-rank run's head keys, ``validation.head_rank``)."""
+    return config if isinstance(config, RunConfig) else RunConfig(**{key: config[key] for key in DEFAULTS})
+
+
+# -- 1. the data -----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)  # a dataset is read (or generated) once per process, whatever the runs on it
 def _cached_dataset(name, path, seed, size, train_size, val_size, test_size) -> ImageData:
-    if external.is_reference(name):
-        return external.load_data(
-            name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size
-        )
-    return load_dataset(
-        name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size
-    )
+    load = external.load_data if external.is_reference(name) else load_dataset
+    return load(name, path=path, seed=seed, size=size, train_size=train_size, val_size=val_size, test_size=test_size)
 
 
 def require_data(configs) -> None:
     """Check that the data files of every config are on this machine (nothing is read): a
     ``DataUnavailable`` that says where they were looked for and how to get them otherwise.  A
     config is checked here, when its run is about to need the data, never when it is read."""
-    for dataset, path in {(c["dataset"], c["data_path"]) for c in configs}:
+    for dataset, path in {(c.dataset, c.data_path) for c in map(_typed, configs)}:
         if not external.is_reference(dataset):  # a loader finds its own files
             locate(dataset, path)
 
 
-def dataset_for(config: Mapping) -> ImageData:
+def dataset_for(config: Mapping | RunConfig) -> ImageData:
     """The dataset of a canonical config (cached per process, on the CPU, float32)."""
-    c = config
-    return _cached_dataset(c["dataset"], c["data_path"], c["data_seed"], c["data_size"], c["train_size"], c["val_size"], c["test_size"])
+    c = _typed(config)
+    return _cached_dataset(c.dataset, c.data_path, c.data_seed, c.data_size, c.train_size, c.val_size, c.test_size)
+
+
+def _on_device(data: ImageData, device: torch.device, dtype: torch.dtype, channels_last: bool) -> ImageData:
+    """The whole dataset moved once to the training device (every minibatch is then an index into it)."""
+    data = data.to(device, dtype)
+    if channels_last:  # NHWC layout: the one GPU convolutions run fastest in
+        data.x_train = data.x_train.contiguous(memory_format=torch.channels_last)
+    return data
+
+
+# -- 2. the model ----------------------------------------------------------------------------------
 
 
 def resolve_device(device: str | None) -> torch.device:
@@ -195,24 +201,91 @@ def resolve_device(device: str | None) -> torch.device:
     return dev
 
 
-def build(config: Mapping, data: ImageData, device: torch.device, dtype: torch.dtype, *, channels_last: bool = False):
+def build(config: Mapping | RunConfig, data: ImageData, device: torch.device, dtype: torch.dtype, *,
+          channels_last: bool = False):
     """The initialised model of a canonical config on ``device`` (sigma_w x He normal, seed); a model
     factory's (``arch = "module:factory"``, ``validation.external``) gets the same initialisation."""
-    if external.is_reference(config["arch"]):
-        model = external.build_model(config["arch"], data.shape, data.num_classes, width=config["width"],
-                                     seed=config["seed"])
+    c = _typed(config)
+    if external.is_reference(c.arch):
+        model = external.build_model(c.arch, data.shape, data.num_classes, width=c.width, seed=c.seed)
     else:
-        model = build_model(
-            config["arch"], data.shape, data.num_classes, width=config["width"], head_depth=config["head_depth"],
-            head_width=config["head_width"], head_activation=config["head_activation"],
-        )
-    scale_init_(model, config["sigma_w"], scale_head=config["scale_head"], seed=config["seed"])
+        model = build_model(c.arch, data.shape, data.num_classes, width=c.width, head_depth=c.head_depth,
+                            head_width=c.head_width, head_activation=c.head_activation)
+    scale_init_(model, c.sigma_w, scale_head=c.scale_head, seed=c.seed)  # sigma_w x He normal: the run's knob
     model = model.to(device, dtype)
     return model.to(memory_format=torch.channels_last) if channels_last else model
 
 
+# -- 3. the optimiser, its schedule and the clocks -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What a run steps through: the learning rate eta(k) of each global step k
+    (``theory.schedules``) and the forgetting clocks it adds up to (``theory.clocks``)."""
+
+    eta: Callable[[int], float]
+    clocks: Clocks
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return self.clocks.steps_per_epoch
+
+
+def plan(config: Mapping | RunConfig, data: ImageData) -> Steps:
+    """What a run of ``config`` on ``data`` steps through, checked before it trains (``sweep.check_data``
+    checks every run of a sweep with it, so a dry run refuses what the run would).  ``ParameterError``
+    when a validation or test split is empty (nothing to measure), the batch is larger than the
+    training split or leaves a last minibatch of one image (BatchNorm needs two), or the clocks
+    overflow (a learning rate or decay so large that its squares summed over the steps are not
+    finite)."""
+    c = _typed(config)
+    for split, y in (("validation", data.y_val), ("test", data.y_test)):
+        if len(y) == 0:
+            raise params.ParameterError(f"data_size must leave images in every split: the {split} split of "
+                                        f"{c.dataset} is empty ({len(data.y_train)} training images)")
+    n, b = len(data.y_train), c.batch_size
+    if b > n:
+        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c.dataset}, got {b}")
+    if n % b == 1:
+        raise params.ParameterError(
+            f"batch_size must not leave a last minibatch of one image (BatchNorm needs two): {n} training images, b = {b}"
+        )
+    eta = schedule(c.schedule, c.lr, steps_per_epoch(n, b) * c.epochs)
+    return Steps(eta, forgetting_clocks(c.optimizer, eta, b, n, c.epochs, c.weight_decay))
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The hyperparameter settings among the members of one lockstep (``validation.groups``): each
+    setting's member indices (consecutive), first config and steps, and each member's setting."""
+
+    members: list[list[int]]
+    heads: list[RunConfig]
+    steps: list[Steps]
+    of_member: dict[int, int]
+
+    @classmethod
+    def of(cls, runs: Sequence[RunConfig], data: ImageData) -> _Settings:
+        members = group_by_setting(range(len(runs)), lambda g: runs[g].canonical())
+        heads = [runs[m[0]] for m in members]
+        steps = [plan(h, data) for h in heads]  # each setting's checks, schedule and clocks
+        return cls(members, heads, steps, {g: s for s, m in enumerate(members) for g in m})
+
+    def lr_factors(self, step: int) -> list[float]:
+        """Each setting's schedule at global step k as a factor of its base rate: eta_k / eta_0."""
+        return [s.eta(step) / h.lr for s, h in zip(self.steps, self.heads)]
+
+    def clocks(self, g: int) -> Clocks:
+        return self.steps[self.of_member[g]].clocks
+
+
+# -- 4. the evaluation and the divergence rule -----------------------------------------------------
+
+
 def _evaluate(trainer: Trainer, x, y, autocast, batch: int = 2048) -> tuple[list[float], list[float]]:
-    """Mean cross-entropy and accuracy of each of the G members on (x, y), in eval mode."""
+    """Mean cross-entropy and accuracy of each of the G members on (x, y), in eval mode (BatchNorm
+    on its running statistics), every member on the same images (``trainer.shared``)."""
     trainer.train_mode(False)
     loss, correct = 0.0, 0.0
     with torch.no_grad(), autocast():
@@ -241,7 +314,8 @@ def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: in
     Divergence as users mean it (module docstring): a non-finite loss (training, validation or
     test split: logits that are not finite on any split) or weight norm; a training
     loss above ``LOSS_BOUND`` times the loss at initialisation; or, after ``warmup`` epochs,
-    training accuracy within ``CHANCE_MARGIN`` of chance (1 / K).
+    training accuracy within ``CHANCE_MARGIN`` of chance (1 / K).  A key missing from ``row`` was
+    not measured (the rows between evaluations hold the training split only).
     """
     values = [row.get(k) for k in ("train_loss", "val_loss", "test_loss", "kernel_norm") if k in row]
     if any(v is None or not math.isfinite(v) for v in values):
@@ -253,45 +327,119 @@ def divergence(row: Mapping, *, initial_loss: float, num_classes: int, epoch: in
     return None
 
 
-def plan(c: Mapping, data: ImageData):
-    """What a run of config ``c`` on ``data`` steps through, checked before it trains (``sweep.check_data``
-    checks every run of a sweep with it, so a dry run refuses what the run would): steps per epoch,
-    the learning-rate schedule and the forgetting clocks (``theory.clocks``).  ``ParameterError``
-    when a validation or test split is empty (nothing to measure), the batch is larger than the
-    training split or leaves a last minibatch of one image (BatchNorm needs two), or the clocks
-    overflow (a learning rate or decay so large that its squares summed over the steps are not
-    finite)."""
-    for split, y in (("validation", data.y_val), ("test", data.y_test)):
-        if len(y) == 0:
-            raise params.ParameterError(f"data_size must leave images in every split: the {split} split of "
-                                        f"{c['dataset']} is empty ({len(data.y_train)} training images)")
-    n = len(data.y_train)
-    b = c["batch_size"]
-    if b > n:
-        raise params.ParameterError(f"batch_size must be <= the {n} training images of {c['dataset']}, got {b}")
-    if n % b == 1:
-        raise params.ParameterError(
-            f"batch_size must not leave a last minibatch of one image (BatchNorm needs two): {n} training images, b = {b}"
-        )
-    spe = steps_per_epoch(n, b)
-    eta = schedule(c["schedule"], c["lr"], spe * c["epochs"])
-    return spe, eta, forgetting_clocks(c["optimizer"], eta, b, n, c["epochs"], c["weight_decay"])
+# -- 5. the loop -----------------------------------------------------------------------------------
 
 
-def _member_generators(configs: list[dict], device: torch.device) -> list[torch.Generator]:
-    return [torch.Generator(device=device).manual_seed(c["seed"]) for c in configs]
+@dataclass
+class _Lockstep:
+    """G members training in lockstep and what they have logged so far: each member's history
+    (:class:`EpochLog` rows), where it diverged and why, and its training loss at initialisation."""
+
+    runs: list[RunConfig]
+    trainer: Trainer
+    data: ImageData
+    device: torch.device
+    autocast: Callable
+    settings: _Settings
+    on_epoch: Callable[[int, int, dict], None] | None
+    histories: list[list[EpochLog]] = field(init=False)
+    diverged: list[tuple[int, str] | None] = field(init=False)
+    initial_loss: list[float] = field(init=False)
+    warmup: int = field(init=False)  # of the chance rule (warmup_epochs)
+
+    def __post_init__(self):
+        G = len(self.runs)
+        self.histories, self.diverged, self.initial_loss = [[] for _ in range(G)], [None] * G, [math.inf] * G
+        self.warmup = warmup_epochs(self.runs[0].epochs)
+
+    @property
+    def live(self) -> list[int]:
+        return [g for g, d in enumerate(self.diverged) if d is None]
+
+    def _diverges(self, g: int, row: Mapping, epoch: int) -> str | None:
+        return divergence(row, initial_loss=self.initial_loss[g], num_classes=self.data.num_classes, epoch=epoch,
+                          warmup=self.warmup)
+
+    def train_epoch(self, epoch: int, generators: list[torch.Generator]) -> tuple[list[float], list[float]]:
+        """One epoch of minibatch steps; each member's mean training loss and accuracy over it."""
+        c, trainer = self.runs[0], self.trainer
+        trainer.train_mode(True)
+        loss_sum = torch.zeros(len(self.runs), device=self.device, dtype=torch.float64)
+        correct = torch.zeros(len(self.runs), device=self.device, dtype=torch.float64)
+        first_step = (epoch - 1) * self.settings.steps[0].steps_per_epoch
+        # member g's minibatch (G, B, ...) drawn from its own generator, augmented (random crop, flip) as the config says
+        minibatches = batches(self.data.x_train, self.data.y_train, c.batch_size, generators,
+                              crop_padding=c.crop_padding, flip=c.flip)
+        for k, (xb, yb) in enumerate(minibatches, first_step):
+            trainer.set_lr_factors(self.settings.lr_factors(k))  # the schedule: each setting's eta_k
+            with external.guest("arch", c.arch, f"the forward and backward pass at epoch {epoch}"):
+                with self.autocast():
+                    z = trainer.members(xb).float()
+                    losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
+                trainer.zero_grad()
+                losses.sum().backward()  # sum_g CE_g: block g of the gradient is member g's own CE_g'
+            trainer.step()
+            with torch.no_grad():  # running sums on the device: no host sync per step
+                loss_sum += losses.detach() * yb.shape[1]
+                correct += (z.argmax(-1) == yb).sum(1)
+        n = len(self.data.y_train)
+        return (loss_sum / n).tolist(), (correct / n).tolist()
+
+    def measure(self, epoch: int, train_loss: list[float], train_acc: list[float], seconds: float, evaluate: bool):
+        """Log epoch ``epoch`` of every live member: evaluate them where the config evaluates or where
+        the training split alone shows a member diverging, and mark the members that diverged."""
+        trained = [{"train_loss": _finite(loss), "train_acc": acc} for loss, acc in zip(train_loss, train_acc)]
+        fresh = [g for g in self.live if epoch and self._diverges(g, trained[g], epoch)]
+        if not (evaluate or fresh):
+            return
+        with external.guest("arch", self.runs[0].arch, f"the evaluation at epoch {epoch}"):
+            val = _evaluate(self.trainer, self.data.x_val, self.data.y_val, self.autocast)
+            test = _evaluate(self.trainer, self.data.x_test, self.data.y_test, self.autocast)
+        norms = self.trainer.norms()
+        for g in self.live:
+            log = EpochLog(
+                epoch, **trained[g], val_loss=_finite(val[0][g]), val_acc=val[1][g], test_loss=_finite(test[0][g]),
+                test_acc=test[1][g], kernel_norm=_finite(norms[g]["total"]),
+                kernel_norms={k: _finite(v) for k, v in norms[g].items() if k != "total"},
+                clocks={k: (v[epoch - 1] if epoch else 0.0) for k, v in self.settings.clocks(g).cumulative.items()},
+                seconds=seconds,
+            )
+            self._append(g, log)
+
+    def _append(self, g: int, log: EpochLog) -> None:
+        row = log.row()
+        if log.epoch == 0:
+            self.initial_loss[g] = log.train_loss if log.train_loss is not None else math.inf
+        why = self._diverges(g, row, log.epoch)
+        if why:
+            self.diverged[g] = (log.epoch, why)
+        self.histories[g].append(log)
+        if self.on_epoch:
+            self.on_epoch(g, log.epoch, row)
+
+    # -- 6. the record -----------------------------------------------------------------------------
+
+    def records(self) -> list[RunRecord]:
+        """Each member's record: its status, its summary over the rows before it diverged, its history."""
+        out = []
+        for g, history in enumerate(self.histories):
+            epoch, why = self.diverged[g] or (None, None)
+            kept = [r.row() for r in history if r.epoch != epoch]
+            clocks = self.settings.clocks(g)
+            summary = RunSummary(
+                # a run that diverged at epoch 0 (non-finite at initialisation) has no valid row to summarise
+                **(run_summary(kept) if kept else {}), diverged_epoch=epoch, diverged_reason=why,
+                epochs_run=history[-1].epoch, clocks=clocks.total, governing_clock=clocks.governing,
+                steps_per_epoch=clocks.steps_per_epoch, n_train=len(self.data.y_train),
+                final_kernel_norms=history[-1].kernel_norms,
+            )
+            out.append(RunRecord("diverged" if epoch is not None else "done", summary, tuple(history)))
+        return out
 
 
-def train(
-    configs: list[dict],
-    trainer: Trainer,
-    data: ImageData,
-    device: torch.device,
-    *,
-    on_epoch: Callable[[int, int, dict], None] | None = None,
-    channels_last: bool = False,
-) -> list[dict]:
-    """Train the G members of ``trainer`` (configs that share a step); G records.
+def train(configs: Sequence[Mapping | RunConfig], trainer: Trainer, data: ImageData, device: torch.device, *,
+          on_epoch: Callable[[int, int, dict], None] | None = None, channels_last: bool = False) -> list[dict]:
+    """Train the G members of ``trainer`` (configs that share a step); G records (``RunRecord.to_dict``).
 
     The members may differ in sigma_w, seed and the optimiser's hyperparameters (optimiser, lr,
     momentum, decay, schedule: each member follows its own schedule and its own clocks); the
@@ -302,103 +450,27 @@ def train(
     that diverges (:func:`divergence`) keeps its history up to that epoch and is recorded as
     ``diverged`` with the epoch and the reason; the others train on.
     """
-    c = configs[0]
-    G = len(configs)
-    dtype = parameter_dtype(c["precision"])
-    autocast = functools.partial(
-        torch.autocast, device_type=device.type, dtype=torch.bfloat16, enabled=c["precision"] == "bf16"
-    )
-    data = data.to(device, dtype)
-    if channels_last:
-        data.x_train = data.x_train.contiguous(memory_format=torch.channels_last)
-    n = len(data.y_train)
-    b = c["batch_size"]
-    settings = group_by_setting(range(G), lambda g: configs[g])  # members with the same hyperparameters
-    heads = [configs[members[0]] for members in settings]
-    plans = [plan(h, data) for h in heads]  # each setting's checks, steps, schedule and clocks
-    spe = plans[0][0]
-    etas = [eta for _, eta, _ in plans]
-    setting_of = {g: s for s, members in enumerate(settings) for g in members}
-    clocks = [plans[setting_of[g]][2] for g in range(G)]
-    trainer.optimise(configs, settings)
-    gens = _member_generators(configs, device)
-    warmup = warmup_epochs(c["epochs"])
-
-    histories: list[list[dict]] = [[] for _ in range(G)]
-    diverged: list[tuple[int, str] | None] = [None] * G
-    initial_loss = [math.inf] * G
-
-    def record_epoch(epoch, train_loss, train_acc, seconds, evaluate):
-        rows = [{"epoch": epoch, "train_loss": _finite(train_loss[g]), "train_acc": train_acc[g]} for g in range(G)]
-        live = [g for g in range(G) if diverged[g] is None]
-        fresh = [g for g in live if epoch and divergence(rows[g], initial_loss=initial_loss[g], num_classes=data.num_classes,
-                                                         epoch=epoch, warmup=warmup)]
-        if not (evaluate or fresh):
-            return
-        with external.guest("arch", c["arch"], f"the evaluation at epoch {epoch}"):
-            val = _evaluate(trainer, data.x_val, data.y_val, autocast)
-            test = _evaluate(trainer, data.x_test, data.y_test, autocast)
-        norms = trainer.norms()
-        for g in live:
-            t = {k: (v[epoch - 1] if epoch else 0.0) for k, v in clocks[g].cumulative.items()}
-            row = rows[g]
-            row.update(
-                val_loss=_finite(val[0][g]), val_acc=val[1][g], test_loss=_finite(test[0][g]), test_acc=test[1][g],
-                kernel_norm=_finite(norms[g]["total"]),
-                kernel_norms={k: _finite(v) for k, v in norms[g].items() if k != "total"},
-                clocks=t, seconds=seconds,
-            )
-            if epoch == 0:
-                initial_loss[g] = row["train_loss"] if row["train_loss"] is not None else math.inf
-            why = divergence(row, initial_loss=initial_loss[g], num_classes=data.num_classes, epoch=epoch, warmup=warmup)
-            if why:
-                diverged[g] = (epoch, why)
-            histories[g].append(row)
-            if on_epoch:
-                on_epoch(g, epoch, row)
-
+    runs = [_typed(c) for c in configs]
+    c = runs[0]
+    # bf16: the forward pass under autocast, the parameters and the optimiser in float32 (validation.precision)
+    autocast = functools.partial(torch.autocast, device_type=device.type, dtype=torch.bfloat16,
+                                 enabled=c.precision == "bf16")
+    data = _on_device(data, device, parameter_dtype(c.precision), channels_last)
+    settings = _Settings.of(runs, data)
+    trainer.optimise([r.canonical() for r in runs], settings.members)  # one optimiser per setting, on its members
+    generators = [torch.Generator(device=device).manual_seed(r.seed) for r in runs]
+    loop = _Lockstep(runs, trainer, data, device, autocast, settings, on_epoch)
     m = len(data.y_val)
-    with external.guest("arch", c["arch"], "the evaluation at initialisation"):
-        initial = _evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast)
-    record_epoch(0, *initial, 0.0, True)
-    step = 0
-    for epoch in range(1, c["epochs"] + 1):
-        if all(d is not None for d in diverged):
+    with external.guest("arch", c.arch, "the evaluation at initialisation"):
+        initial = _evaluate(trainer, data.x_train[:m], data.y_train[:m], autocast)  # epoch 0: len(val) training images
+    loop.measure(0, *initial, 0.0, evaluate=True)
+    for epoch in range(1, c.epochs + 1):
+        if not loop.live:
             break
         t0 = time.perf_counter()
-        trainer.train_mode(True)
-        loss_sum = torch.zeros(G, device=device, dtype=torch.float64)
-        correct = torch.zeros(G, device=device, dtype=torch.float64)
-        for xb, yb in batches(data.x_train, data.y_train, b, gens, crop_padding=c["crop_padding"], flip=c["flip"]):
-            trainer.set_lr_factors([eta(step) / h["lr"] for eta, h in zip(etas, heads)])
-            with external.guest("arch", c["arch"], f"the forward and backward pass at epoch {epoch}"):
-                with autocast():
-                    z = trainer.members(xb).float()
-                    losses = torch.nn.functional.cross_entropy(z.transpose(1, 2), yb, reduction="none").mean(1)
-                trainer.zero_grad()
-                losses.sum().backward()
-            trainer.step()
-            with torch.no_grad():
-                loss_sum += losses.detach() * yb.shape[1]
-                correct += (z.argmax(-1) == yb).sum(1)
-            step += 1
-        evaluate = epoch % c["eval_every"] == 0 or epoch <= c["eval_dense_until"] or epoch == c["epochs"]
-        record_epoch(epoch, (loss_sum / n).tolist(), (correct / n).tolist(), time.perf_counter() - t0, evaluate)
-
-    records = []
-    for g in range(G):
-        h = histories[g]
-        epoch, why = diverged[g] or (None, None)
-        kept = [r for r in h if r["epoch"] != epoch]
-        # a run that diverged at epoch 0 (non-finite at initialisation) has no valid row to summarise
-        summary = run_summary(kept) if kept else {}
-        summary.update(
-            diverged_epoch=epoch, diverged_reason=why, epochs_run=h[-1]["epoch"],
-            clocks=clocks[g].total, governing_clock=clocks[g].governing, steps_per_epoch=spe,
-            n_train=n, final_kernel_norms=h[-1]["kernel_norms"],
-        )
-        records.append({"status": "diverged" if epoch is not None else "done", "summary": summary, "history": h})
-    return records
+        train_loss, train_acc = loop.train_epoch(epoch, generators)
+        loop.measure(epoch, train_loss, train_acc, time.perf_counter() - t0, evaluate=c.evaluates(epoch))
+    return [record.to_dict() for record in loop.records()]
 
 
 def run_codes(store) -> Callable[[Mapping], str]:
@@ -418,7 +490,8 @@ def run_codes(store) -> Callable[[Mapping], str]:
     return code
 
 
-def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callable[[int, dict], None] | None = None) -> dict:
+def execute(config: Mapping | RunConfig, *, options: Mapping | None = None,
+            on_epoch: Callable[[int, dict], None] | None = None) -> dict:
     """Train one run (config is canonicalised first) and return its record (module docstring).
 
     ``options``: runtime settings that do not enter the hash: ``device`` (default: cuda if
@@ -427,14 +500,13 @@ def execute(config: Mapping, *, options: Mapping | None = None, on_epoch: Callab
     ``on_epoch(epoch, row)`` is called after every epoch (epoch 0 = initialisation).
     """
     options = dict(options or {})
-    c = canonical_config(config)
+    c = run_config(config)
     device = resolve_device(options.get("device"))
     data = dataset_for(c)
-    dtype = parameter_dtype(c["precision"])
     hook = None if on_epoch is None else (lambda g, epoch, row: on_epoch(epoch, row))
     channels_last = bool(options.get("channels_last"))
     with torch_threads(options.get("threads")):
-        model = build(c, data, device, dtype, channels_last=channels_last)
+        model = build(c, data, device, parameter_dtype(c.precision), channels_last=channels_last)
         if options.get("compile"):
             trainer = Trainer(model, torch.compile(model))
         else:  # the toy MLP trains on the ensemble's folded kernels, so ensemble members are their solo runs

@@ -50,6 +50,7 @@ from implicitbias.theory import params
 from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, forgetting_clocks, governing_clock, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.groups import setting_key
+from implicitbias.validation.records import EpochLog, RunRecord, RunSummary
 from implicitbias.validation.run import divergence, warmup_epochs
 
 __all__ = ["KIND", "CODE", "REQUIRED", "OPTIONAL", "NORM_PREFIX", "config_of", "history_row", "build_record",
@@ -83,13 +84,13 @@ def config_of(*, sigma_w: float, seed: int, optimizer: str, batch_size: int, wei
 
 
 def history_row(epoch: int, metrics: Mapping, norms: Mapping[str, float], clocks: Mapping[str, float]) -> dict:
-    """One history row as ``validation.run.train`` writes it: the metrics (``train_loss`` and
+    """One history row as ``validation.run.train`` writes it (``validation.records.EpochLog.row``, no seconds): the metrics (``train_loss`` and
     ``test_loss`` None when not given), ``kernel_norm`` (total, as given in ``norms["total"]``),
     ``kernel_norms`` per layer and the cumulative ``clocks``."""
-    return {"epoch": epoch, "train_loss": metrics.get("train_loss"), "train_acc": metrics["train_acc"],
-            "val_loss": metrics["val_loss"], "val_acc": metrics["val_acc"], "test_loss": metrics.get("test_loss"),
-            "test_acc": metrics["test_acc"], "kernel_norm": norms["total"],
-            "kernel_norms": {k: v for k, v in norms.items() if k != "total"}, "clocks": dict(clocks)}
+    return EpochLog(epoch, metrics.get("train_loss"), metrics["train_acc"], val_loss=metrics["val_loss"],
+                    val_acc=metrics["val_acc"], test_loss=metrics.get("test_loss"), test_acc=metrics["test_acc"],
+                    kernel_norm=norms["total"], kernel_norms={k: v for k, v in norms.items() if k != "total"},
+                    clocks=dict(clocks)).row()
 
 
 def _why_diverged(row: Mapping, initial_loss: float, num_classes: int | None, warmup: int) -> str | None:
@@ -117,16 +118,16 @@ def build_record(history: Sequence[dict], *, optimizer: str, weight_decay: float
             diverged = (row["epoch"], why)
             break
         kept.append(row)
-    summary = run_summary(kept) if kept else {}
-    last = (kept or history)[-1]
-    summary.update(
-        diverged_epoch=diverged[0], diverged_reason=diverged[1], epochs_run=history[-1]["epoch"] if diverged[0] is None
-        else diverged[0], clocks=dict(history[-1]["clocks"]), governing_clock=governing_clock(optimizer, weight_decay),
-        steps_per_epoch=steps_per_epoch, n_train=n_train, final_kernel_norms=last["kernel_norms"], run_id=run_id,
-        trained="elsewhere", clocks_from=clocks_from,
+    summary = RunSummary(
+        **(run_summary(kept) if kept else {}), diverged_epoch=diverged[0], diverged_reason=diverged[1],
+        epochs_run=history[-1]["epoch"] if diverged[0] is None else diverged[0], clocks=dict(history[-1]["clocks"]),
+        governing_clock=governing_clock(optimizer, weight_decay), steps_per_epoch=steps_per_epoch, n_train=n_train,
+        final_kernel_norms=(kept or history)[-1]["kernel_norms"], run_id=run_id, trained="elsewhere",
+        clocks_from=clocks_from,
     )
     history = kept + ([] if diverged[0] is None else [next(r for r in history if r["epoch"] == diverged[0])])
-    return {"status": "done" if diverged[0] is None else "diverged", "summary": summary, "history": history}
+    status = "done" if diverged[0] is None else "diverged"
+    return RunRecord(status, summary, tuple(map(EpochLog.from_row, history))).to_dict()
 
 
 # -- reading a file of runs ------------------------------------------------------------------------
