@@ -120,7 +120,9 @@ def decide(holds: bool, measured: str, *, why_agrees: str, why_disagrees: str, *
 
 @dataclass
 class Evidence:
-    """What a claim measured on one data set: the check run (text) and the numbers (JSON-able).
+    """What a claim measured on one data set: the check run (text) and the numbers, ``data``: a frozen
+    dataclass of the claim's family read by attribute (``Measured`` in the claim's module), or a
+    dict where a claim has none yet.
 
     ``label`` names the data set when a claim is judged on several (e.g. the toy MLP and a
     ResNet tier); it is empty otherwise.  ``missing`` says why nothing could be measured (the
@@ -128,7 +130,7 @@ class Evidence:
     """
 
     check: str
-    data: dict = field(repr=False)  # every number measured: too long to print
+    data: Any = field(repr=False)  # every number measured: too long to print
     label: str = ""
     missing: str | None = None
 
