@@ -58,6 +58,7 @@ __all__ = [
     "inconclusive",
     "not_run",
     "decide",
+    "typed",
     "registry",
     "evaluate",
     "slug",
@@ -133,6 +134,12 @@ class Evidence:
     data: Any = field(repr=False)  # every number measured: too long to print
     label: str = ""
     missing: str | None = None
+
+
+def typed(kind: type, records: Iterable[Mapping]) -> tuple:
+    """Store records (dicts whose keys are ``kind``'s fields) as a tuple of ``kind``: how a claim reads
+    its cells into its typed evidence."""
+    return tuple(kind(**record) for record in records)
 
 
 @dataclass

@@ -43,7 +43,7 @@ class HeadRankAccuracy(grids.HeadRankClaim):
 
     def rule(self, evidence: Evidence) -> Verdict:
         rows = grids.he_rows(evidence)
-        s = spearman([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows])
+        s = spearman([r.rank_mean for r in rows], [r.test_acc_mean for r in rows])
         alpha = self.threshold("significance")
         kind = "exact" if s["exact"] else "Monte Carlo"
         measured = (f"Spearman rho = {s['rho']:.2f} over n = {s['n']} cells; {kind} permutation p = "
@@ -59,13 +59,14 @@ class HeadRankAccuracy(grids.HeadRankClaim):
     def figure(self, ctx, evidence: Evidence) -> str:
         rows = grids.he_rows(evidence)
         fig, ax = subplots(figsize=(5, 3.8))
-        points = ax.scatter([r["rank_mean"] for r in rows], [r["test_acc_mean"] for r in rows],
-                            c=[r["depth"] for r in rows], cmap="viridis")
+        points = ax.scatter([r.rank_mean for r in rows], [r.test_acc_mean for r in rows], c=[r.depth for r in rows],
+                            cmap="viridis")
         fig.colorbar(points, label="head depth L")
-        ax.set(xlabel="effective rank of Zbar", ylabel="test accuracy", title=f"accuracy vs rank ({evidence.data['dataset']})")
+        ax.set(xlabel="effective rank of Zbar", ylabel="test accuracy", title=f"accuracy vs rank ({evidence.data.dataset})")
         ax.grid(alpha=0.3)
-        columns = {k: [r[k] for r in rows] for k in ("depth", "width", "rank_mean", "test_acc_mean")}
-        path = save_figure(fig, ctx.path(f"head_rank_accuracy_{evidence.data['dataset']}.png"), columns)
+        columns = {"depth": [r.depth for r in rows], "width": [r.width for r in rows],
+                   "rank_mean": [r.rank_mean for r in rows], "test_acc_mean": [r.test_acc_mean for r in rows]}
+        path = save_figure(fig, ctx.path(f"head_rank_accuracy_{evidence.data.dataset}.png"), columns)
         return f"![accuracy vs rank]({ctx.link(path)})"
 
 
