@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth.kl_to_nc import FlowStart
 from implicitbias.claims.rules import fisher_smaller
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
@@ -81,19 +82,11 @@ def basin_configs(K: int, depths, n: int, scales, eps_values, seeds: int, margin
 
 
 @dataclass(frozen=True)
-class BasinRun:
-    """One start (``basin_cell``'s config and record): K, depth L, n, the start's init ``scale``,
-    perturbation ``eps`` and ``seed``, the run's horizon ``t_end`` and rank ``tolerance``; where it
-    ended: effective rank, KL to NC, smallest ``margin`` and ``time``; whether that is NC; and
-    solve_ivp's ``success`` and ``message``."""
+class BasinRun(FlowStart):
+    """One start (``basin_cell``'s config and record: ``FlowStart`` and the rank ``tolerance``):
+    where it ended, effective rank, KL to NC, smallest ``margin`` and ``time``; whether that is NC;
+    and solve_ivp's ``success`` and ``message``."""
 
-    K: int
-    L: int
-    n: int
-    scale: float
-    eps: float
-    seed: int
-    t_end: float
     tolerance: float
     effective_rank: float
     kl_to_nc: float

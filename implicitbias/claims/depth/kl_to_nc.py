@@ -61,11 +61,10 @@ def trajectory_configs(
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    """One ``trajectory_record`` run with its config: K, depth L, n, the start's ``scale``, ``eps`` and
-    ``seed``, the horizon ``t_end`` and the ``points`` sampled; the samples (times, singular values
-    T x (K - 1), margin, effective rank, KL to NC), the event that stopped it (None: t_end) and
-    solve_ivp's ``success`` and ``message`` (the record's margin samples replace the config's target)."""
+class FlowStart:
+    """A balanced flow from a perturbed NC spectrum S_j(0) = scale exp(eps xi_j) (``perturbed_nc``):
+    K classes, depth L (weight matrices), n samples per class, the start's ``scale``, ``eps`` and
+    ``seed``, and the horizon ``t_end``."""
 
     K: int
     L: int
@@ -74,6 +73,15 @@ class Trajectory:
     eps: float
     seed: int
     t_end: float
+
+
+@dataclass(frozen=True)
+class Trajectory(FlowStart):
+    """One ``trajectory_record`` run with its config (``FlowStart`` and the ``points`` sampled): the
+    samples (times, singular values T x (K - 1), margin, effective rank, KL to NC), the event that
+    stopped it (None: t_end) and solve_ivp's ``success`` and ``message`` (the record's margin
+    samples replace the config's target)."""
+
     points: int
     times: Sequence[float]
     singular_values: Sequence[Sequence[float]]
