@@ -24,8 +24,9 @@ import time
 from implicitbias.atlas import census_markdown, census_rows
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin import gd_census
+from implicitbias.numerics.maxmargin.cells import CensusCell
 from implicitbias.numerics.maxmargin.gd_crosscheck import gd_crosscheck
-from implicitbias.numerics.maxmargin.phase import KIND, phase_column, phase_configs, typed_cells
+from implicitbias.numerics.maxmargin.phase import KIND, cells_of, phase_column, phase_configs
 from implicitbias.store import Store, default_store_path
 
 CELLS = ({"K": 4, "L": 3}, {"K": 6, "L": 2}, {"K": 6, "L": 3}, {"K": 8, "L": 4, "scale": 0.3})
@@ -40,7 +41,7 @@ def census(seeds: int, store_path) -> None:
         records = store.map(gd_census.KIND, gd_census.census_cell,
                             [gd_census.census_config(K, L, seeds=seeds) for K in range(4, 11) for L in range(2, 7)],
                             desc="GD census")
-    print(census_markdown(census_rows(records, typed_cells(columns))))
+    print(census_markdown(census_rows([CensusCell.from_record(r) for r in records], cells_of(columns))))
     print()
     print(markdown_table(["K", "L", "seeds", "GD seconds (batched)", "unseparated"],
                          [[r["K"], r["L"], r["seeds"], f"{r['gd_seconds']:.1f}", r["unseparated"]] for r in records]))

@@ -70,17 +70,17 @@ def main() -> None:
         rows, equal, better, ranks = [], 0, 0, 0
         if args.agree:
             exact_columns = phase_diagram(mapper, [column_config(K, range(1, args.lmax + 1)) for K in args.agree])
-            exact = {(c["K"], c["L"]): c for c in cells_of(exact_columns)}
+            exact = {(c.K, c.L): c for c in cells_of(exact_columns)}
             fast = mapper(KIND, agreement_cell, [{"K": K, "depths": depths} for K in args.agree])
             for K, col, rec in zip(args.agree, exact_columns, fast):
                 for L in depths:
-                    ref, got = exact[(K, L)]["best"], rec["values"][str(L)]
-                    rel = (got - ref["objective"]) / ref["objective"]
-                    same_rank = rec["ranks"][str(L)] == ref["rank"]
+                    ref, got = exact[(K, L)], rec["values"][str(L)]
+                    rel = (got - ref.value) / ref.value
+                    same_rank = rec["ranks"][str(L)] == ref.rank
                     equal += abs(rel) <= TOL
                     better += rel < -TOL
                     ranks += same_rank
-                    rows.append([K, L, f"{ref['objective']:.9f}", ref["rank"], f"{got:.9f}", rec["ranks"][str(L)],
+                    rows.append([K, L, f"{ref.value:.9f}", ref.rank, f"{got:.9f}", rec["ranks"][str(L)],
                                  "=" if abs(rel) <= TOL else f"{rel:+.1e}"])
                 rows.append([K, "CPU s", f"{col['search_cpu_seconds'] + col['cpu_seconds']:.1f}", "",
                              f"{rec['cpu_seconds']:.1f}", "", ""])

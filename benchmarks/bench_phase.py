@@ -25,7 +25,7 @@ import numpy as np
 from implicitbias.atlas import write_outputs
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.maxmargin.phase import phase_configs, phase_diagram, typed_cells
+from implicitbias.numerics.maxmargin.phase import cells_of, phase_configs, phase_diagram
 from implicitbias.store import Store
 
 
@@ -48,7 +48,7 @@ def main() -> None:
         t2 = time.perf_counter()
         write_outputs(columns, Path(tmp) / "atlas")
         written = time.perf_counter() - t2
-    cells = typed_cells(columns)
+    cells = cells_of(columns)
     cpu = {col["K"]: col["search_cpu_seconds"] + col["cpu_seconds"] for col in columns}
     cross = sum(col["cpu_seconds"] for col in columns)
     slow = max(cpu, key=cpu.get)

@@ -68,7 +68,7 @@ def main() -> None:
         phase_wall = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     bare = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
-    phase = {(c["K"], c["L"]): c["best"] for c in cells_of(columns) if c["L"] >= 2}
+    phase = {(c.K, c.L): c for c in cells_of(columns) if c.L >= 2}
     best: dict = {}
     best_rank: dict = {}
     for c, r in zip(configs, records):
@@ -82,7 +82,7 @@ def main() -> None:
     for K in Ks:
         row = [K]
         for L in depths:
-            d = phase[(K, L)]["objective"]
+            d = phase[(K, L)].value
             b, e, s = best[(K, L)]
             excess = (d - b) / b
             if excess < -TOL:
@@ -112,7 +112,7 @@ def main() -> None:
         ["... of which below the best by more than 1e-6", below],
         ["largest relative excess of the default phase run", f"{max((w[2] - w[3]) / w[3] for w in worse):.2e}" if worse else "0"],
         ["bare search default (effort 1, seed 0, no cross-seeding) equals the best", f"{bare_equal} / {cells}"],
-        ["rank of the default phase run's best = rank of the best found", f"{sum(phase[k]['rank'] == best_rank[k] for k in phase)} / {cells}"],
+        ["rank of the default phase run's best = rank of the best found", f"{sum(phase[k].rank == best_rank[k] for k in phase)} / {cells}"],
         ["runs (efforts x seeds x K)", len(configs)],
         *[[f"CPU s, effort {e} (all seeds, all K)", f"{cpu[e]:.0f}"] for e in sorted(cpu)],
         [f"CPU s, default phase run, columns K = {args.kmin}..{args.kmax} (search + cross-seeding)",

@@ -272,7 +272,7 @@ class PhaseDiagram(Tabular):
         """
         from implicitbias.numerics.maxmargin.phase import boundary
 
-        return {row["K"]: row["L_star"] for row in boundary([c.record for c in self.cells])}
+        return {row["K"]: row["L_star"] for row in boundary(self.cells)}
 
     def rows(self) -> list[dict]:
         """One flat dict per cell (:meth:`PhaseCell.row`): the columns of :meth:`to_frame` and ``to_csv``.
@@ -461,7 +461,7 @@ def phase_diagram(
     >>> round(diagram.cell(K=4, L=3).value, 4)  # below NC's K - 1 = 3
     2.8284
     """
-    from implicitbias.numerics.maxmargin.phase import MAX_CELLS, column_config, typed_cells
+    from implicitbias.numerics.maxmargin.phase import MAX_CELLS, cells_of, column_config
     from implicitbias.numerics.maxmargin.phase import phase_diagram as compute
     from implicitbias.numerics.maxmargin.solver import MAX_DIMENSION
 
@@ -473,7 +473,7 @@ def phase_diagram(
     executor, progress = _executor(executor), params.boolean("progress", progress)
     with open_store(store) as opened:
         columns = compute(functools.partial(opened.map, executor=executor, progress=progress), configs)
-    cells = tuple(typed_cells(columns))
+    cells = tuple(cells_of(columns))
     crossovers = tuple(x for col in columns for x in col["crossovers"])
     return PhaseDiagram(cells, crossovers, tuple(columns))
 

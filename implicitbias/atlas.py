@@ -33,8 +33,8 @@ from matplotlib.ticker import MaxNLocator
 
 from implicitbias.figures import markdown_table, new_figure, save_figure, subplots, target_axes, write_csv
 from implicitbias.numerics.maxmargin.codes import class_vectors
-from implicitbias.numerics.maxmargin.cells import PhaseCell
-from implicitbias.numerics.maxmargin.phase import VERDICTS, boundary, cells_of, typed_cells
+from implicitbias.numerics.maxmargin.cells import CensusCell, PhaseCell
+from implicitbias.numerics.maxmargin.phase import VERDICTS, boundary, cells_of
 from implicitbias.theory import params
 
 __all__ = [
@@ -291,7 +291,7 @@ def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
     """Every atlas output (module docstring) into folder ``out``; returns their paths by name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cells = typed_cells(columns)
+    cells = cells_of(columns)
     rows = cell_rows(cells)
     paths: dict[str, Path] = {}
     paths["cells"] = write_csv(out / f"{stem}_cells.csv", {k: [r[k] for r in rows] for k in rows[0]})
@@ -308,7 +308,7 @@ def write_outputs(columns, out: Path, stem: str = "phase") -> dict[str, Path]:
         drawn = draw_codes(cells, rank, out / f"{stem}_codes_rank{rank}.png")
         if drawn is not None:
             paths[f"codes_rank{rank}"] = drawn
-    bound = boundary(cells_of(columns))
+    bound = boundary(cells)
     paths["boundary"] = write_csv(out / f"{stem}_boundary.csv", {k: [r[k] for r in bound] for k in bound[0]})
     cross = crossover_rows(columns)
     if cross:
@@ -328,35 +328,35 @@ def _optimum_of(cells: Sequence[PhaseCell], K, L) -> PhaseCell | None:
     return next((c for c in cells if c.K == K and c.L == L), None)
 
 
-def census_rows(census, cells: Sequence[PhaseCell]) -> list[dict]:
+def census_rows(census: Sequence[CensusCell], cells: Sequence[PhaseCell]) -> list[dict]:
     """Per (K, L): the optimum's name and value (``cells``: the phase diagram's) next to where
     gradient descent ended."""
     rows = []
     for rec in census:
-        best = _optimum_of(cells, rec["K"], rec["L"])
+        best = _optimum_of(cells, rec.K, rec.L)
         opt_name = best.structure if best else ""
-        runs = [r for r in rec["runs"] if r["separated"]]
-        at_opt = sum(r["name"] == opt_name for r in runs)
+        runs = [r for r in rec.runs if r.separated]
+        at_opt = sum(r.name == opt_name for r in runs)
         rows.append({
-            "K": rec["K"], "L": rec["L"], "seeds": rec["seeds"], "optimum": opt_name,
+            "K": rec.K, "L": rec.L, "seeds": rec.seeds, "optimum": opt_name,
             "optimum_objective": best.value if best else math.nan,
-            "frequencies": "; ".join([f"{n}: {k}" for n, k in sorted(rec["frequencies"].items(), key=lambda t: -t[1])]
+            "frequencies": "; ".join([f"{n}: {k}" for n, k in sorted(rec.frequencies.items(), key=lambda t: -t[1])]
                                      + _stalled(rec)),
             "fraction_at_optimum": at_opt / len(runs) if runs else math.nan,
-            "unseparated": rec["unseparated"],
-            "mean_gd_over_optimum": float(np.mean([r["objective"] for r in runs])) / best.value
+            "unseparated": rec.unseparated,
+            "mean_gd_over_optimum": float(np.mean([r.objective for r in runs])) / best.value
             if runs and best else math.nan,
         })
     return rows
 
 
-def _stalled(rec) -> list[str]:
+def _stalled(rec: CensusCell) -> list[str]:
     """The seeds GD had not separated within its step budget, with their losses (a plateau such as
     log(2)/2 = 0.347 at K = 4 is a saddle where two pairs of classes share a logit direction)."""
-    losses = [r["loss"] for r in rec["runs"] if not r["separated"]]
+    losses = [r.loss for r in rec.runs if not r.separated]
     if not losses:
         return []
-    return [f"not separated after {rec['steps']} steps: {len(losses)} (loss {min(losses):.3g}-{max(losses):.3g})"]
+    return [f"not separated after {rec.steps} steps: {len(losses)} (loss {min(losses):.3g}-{max(losses):.3g})"]
 
 
 def census_markdown(rows) -> str:
@@ -371,30 +371,30 @@ def census_markdown(rows) -> str:
     )
 
 
-def draw_gd_census(census, cells: Sequence[PhaseCell], path: Path) -> Path:
+def draw_gd_census(census: Sequence[CensusCell], cells: Sequence[PhaseCell], path: Path) -> Path:
     """Stacked bars: how often GD from small random initialisation ends at each named structure,
     one bar per (K, L); the optimum's share outlined in black."""
     rows = census_rows(census, cells)
-    names = sorted({n for rec in census for n in rec["frequencies"]})
+    names = sorted({n for rec in census for n in rec.frequencies})
     colours = colormaps["tab20"].resampled(max(len(names), 2))
     fig, ax = subplots(figsize=(max(7, 0.45 * len(census) + 3), 4.2))
     columns: dict[str, list] = {"K": [], "L": [], "structure": [], "fraction": [], "is_optimum": []}
     for i, (rec, row) in enumerate(zip(census, rows)):
-        total = sum(rec["frequencies"].values()) or 1
+        total = sum(rec.frequencies.values()) or 1
         bottom = 0.0
         for j, name in enumerate(names):
-            share = rec["frequencies"].get(name, 0) / total
+            share = rec.frequencies.get(name, 0) / total
             if share:
                 optimum = name == row["optimum"]
                 ax.bar(i, share, bottom=bottom, color=colours(j % 20), edgecolor="black" if optimum else "none",
                        linewidth=1.5 if optimum else 0)
                 bottom += share
-                columns["K"].append(rec["K"])
-                columns["L"].append(rec["L"])
+                columns["K"].append(rec.K)
+                columns["L"].append(rec.L)
                 columns["structure"].append(name)
                 columns["fraction"].append(share)
                 columns["is_optimum"].append(optimum)
-    ax.set_xticks(range(len(census)), [f"K{r['K']}\nL{r['L']}" for r in census], fontsize=7)
+    ax.set_xticks(range(len(census)), [f"K{r.K}\nL{r.L}" for r in census], fontsize=7)
     ax.set_ylabel("fraction of seeds")
     ax.set_ylim(0, 1)
     ax.legend(handles=[Patch(color=colours(j % 20), label=n) for j, n in enumerate(names)],

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.basin import CLAIM, Config, basin_cell, basin_configs, basin_summary
+from implicitbias.claims.depth.basin import (
+    CLAIM,
+    BasinRun,
+    Config,
+    Measured,
+    basin_cell,
+    basin_configs,
+    basin_runs,
+    basin_summary,
+)
 
 
 def fraction_at_nc(L, K=8, scale=0.1, seeds=6):
@@ -31,17 +40,19 @@ def test_basin_shrinks_with_depth():
 
 def test_summary_counts_failed_runs_without_using_them():
     configs = basin_configs(4, [1], 1, [0.1], [0.3], 3, 8.0, 1e6)
-    records = [{"at_nc": True, "success": True}, {"at_nc": False, "success": True}, {"at_nc": True, "success": False}]
-    s = basin_summary(configs, records)
-    assert s["starts"] == {1: 2} and s["hits"] == {1: 1} and s["failed"] == {1: 1} and s["overall"] == {1: 0.5}
+    records = [{"effective_rank": 3.0, "kl_to_nc": 0.0, "margin": 8.0, "time": 1.0, "at_nc": at_nc, "success": success,
+                "message": ""} for at_nc, success in ((True, True), (False, True), (True, False))]
+    s = basin_summary(basin_runs(configs, records))
+    assert s.starts == {1: 2} and s.hits == {1: 1} and s.failed == {1: 1} and s.overall == {1: 0.5}
 
 
 def _evidence(hits, starts=24, failed=0):
     runs = []
     for L, h in zip((1, 2, 3, 4), hits):
-        runs += [{"L": L, "scale": 0.1, "eps": 0.3, "at_nc": i < h, "success": i >= failed or L != 1}
+        runs += [BasinRun(K=8, L=L, n=1, scale=0.1, eps=0.3, seed=i, t_end=1e8, tolerance=0.5, effective_rank=7.0,
+                          kl_to_nc=0.0, margin=20.0, time=1.0, at_nc=i < h, success=i >= failed or L != 1, message="")
                  for i in range(starts)]
-    return Evidence("synthetic", {"runs": runs})
+    return Evidence("synthetic", Measured(tuple(runs)))
 
 
 SYNTHETIC_VERDICTS = [

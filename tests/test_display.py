@@ -55,7 +55,7 @@ def test_diagram_shows_its_grid_of_verdicts(diagram):
     rows = table(diagram._repr_html_())
     header, body = rows[0], rows[1:]
     assert header == ["K \\ L", *map(str, diagram.L)]
-    for record in (c.record for c in diagram):  # the stored records, not the typed cells
+    for record in (c for column in diagram.columns for c in column["cells"]):  # the stored records, not the typed cells
         shown = body[diagram.K.index(record["K"])][1 + diagram.L.index(record["L"])]
         rank = record["best"]["rank"]
         assert shown == {"NC suboptimal": f"r{rank}", "NC optimal": "NC", "NC best found": "nc?"}[record["verdict"]]
@@ -66,7 +66,7 @@ def test_diagram_shows_its_grid_of_verdicts(diagram):
 def test_cell_shows_its_record(diagram):
     cell = diagram.cell(K=6, L=4)
     shown = fields(cell._repr_html_())
-    record = cell.record
+    record = next(c for column in diagram.columns for c in column["cells"] if (c["K"], c["L"]) == (6, 4))  # as stored
     assert shown["verdict"] == record["verdict"] == "NC suboptimal"
     assert shown["structure"] == record["best"]["structure"]["name"]
     assert float(shown["objective"]) == pytest.approx(record["best"]["objective"])

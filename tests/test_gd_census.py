@@ -7,12 +7,14 @@ at least the optimum, and its name is the name of the matrix recomputed here.  L
 matrices (N = L + 1 factors).
 """
 
+import math
 import types
 
 import numpy as np
 import pytest
 import torch
 
+from implicitbias.numerics.maxmargin.cells import CensusCell, CensusRun
 from implicitbias.numerics.maxmargin.gd_census import batched_gd, batched_loss, census_cell, census_config
 from implicitbias.numerics.ufm.deep_ufm import gaussian_init, gradient_descent, loss
 from implicitbias.theory import codes as exact
@@ -50,6 +52,9 @@ def test_census_of_a_small_cell():
         assert run["objective"] >= kgon * (1 - 1e-9)
         assert run["gd_objective"] >= run["objective"] * (1 - 1e-9)  # polishing only goes down
     assert rec["frequencies"].get("regular 4-gon", 0) == 3
+    typed = CensusCell.from_record(rec)  # the record read by attribute, every seed a CensusRun
+    assert (typed.K, typed.L, typed.seeds, typed.frequencies) == (4, 3, 3, rec["frequencies"])
+    assert [(r.seed, r.name, r.objective) for r in typed.runs] == [(r["seed"], r["name"], r["objective"]) for r in rec["runs"]]
 
 
 def test_bad_config_names_the_parameter():
@@ -98,12 +103,16 @@ def test_census_table_counts_stalled_seeds_and_names_the_optimum():
     from implicitbias.atlas import census_markdown, census_rows
 
     cell = types.SimpleNamespace(K=4, L=4, value=2.639, structure="regular 4-gon")  # the PhaseCell attributes read
-    stalled = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {}, "unseparated": 3,
-               "runs": [{"separated": False, "loss": x} for x in (0.36, 0.37, 0.35)]}
-    mixed = {"K": 4, "L": 4, "seeds": 3, "steps": 8000, "frequencies": {"regular 4-gon": 1, "NC (simplex)": 1},
-             "unseparated": 1, "runs": [{"separated": True, "name": "regular 4-gon", "objective": 2.639},
-                                        {"separated": True, "name": "NC (simplex)", "objective": 3.0},
-                                        {"separated": False, "loss": 0.36}]}
+
+    def census(frequencies, runs):
+        return CensusCell(K=4, L=4, d=8, scale=0.1, lr=0.005, steps=8000, loss_target=1e-250, seeds=3, runs=runs,
+                          frequencies=frequencies, unseparated=sum(not r.separated for r in runs), gd_seconds=0.0,
+                          seconds=0.0, mean_relative_move=math.nan)
+
+    stalled = census({}, tuple(CensusRun(seed, False, x, 8000) for seed, x in enumerate((0.36, 0.37, 0.35))))
+    mixed = census({"regular 4-gon": 1, "NC (simplex)": 1},
+                   (CensusRun(0, True, 1e-250, 10, 2.64, 2.639, 2, "regular 4-gon"),
+                    CensusRun(1, True, 1e-250, 10, 3.0, 3.0, 3, "NC (simplex)"), CensusRun(2, False, 0.36, 8000)))
     rows = census_rows([stalled, mixed], [cell])
     assert rows[0]["frequencies"] == "not separated after 8000 steps: 3 (loss 0.35-0.37)"
     assert rows[1]["fraction_at_optimum"] == 0.5

@@ -6,7 +6,15 @@ import pytest
 from scipy.special import softmax
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.hadamard_diagonalisation import CLAIM, Config, numeric_cell, proof_cell
+from implicitbias.claims.depth.hadamard_diagonalisation import (
+    CLAIM,
+    Config,
+    Measured,
+    NumericCell,
+    ProofCell,
+    numeric_cell,
+    proof_cell,
+)
 from implicitbias.theory.hadamard import dyadic_defect
 
 
@@ -27,10 +35,9 @@ def test_numeric_route_sees_a_non_dyadic_softmax():
 
 
 def _evidence(proven=(True, True), defect=1e-16):
-    proofs = [{"K": K, "softmax_is_dyadic": ok, "gradient_is_diagonal": True} for K, ok in zip((4, 8), proven)]
-    numeric = [{"K": 16, "seed": 0, "softmax_defect": defect, "gradient_off_diagonal": 2e-16},
-               {"K": 64, "seed": 0, "softmax_defect": 3e-16, "gradient_off_diagonal": 1e-16}]
-    return Evidence("synthetic", {"proofs": proofs, "numeric": numeric})
+    proofs = tuple(ProofCell(K, ok, True) for K, ok in zip((4, 8), proven))
+    numeric = (NumericCell(16, 0, defect, 2e-16), NumericCell(64, 0, 3e-16, 1e-16))
+    return Evidence("synthetic", Measured(proofs, numeric))
 
 
 SYNTHETIC_VERDICTS = [

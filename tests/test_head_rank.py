@@ -33,8 +33,8 @@ def test_rank_falls_with_depth_and_rises_with_width(digits_grid):
     width = hr.width_lines(digits_grid)
     assert len(depth) == 2 and all(line[0][1] - line[-1][1] > TOLERANCE for line in depth.values()), depth
     assert len(width) == 1 and all(line[-1][1] - line[0][1] > TOLERANCE for line in width.values()), width
-    shallow = next(r for r in digits_grid if r["depth"] == 1)
-    assert shallow["train_acc_min"] > 0.95  # the shallow reference fits its training set
+    shallow = next(r for r in digits_grid if r.depth == 1)
+    assert shallow.train_acc_min > 0.95  # the shallow reference fits its training set
 
 
 def _collapsed_etf_network(K: int) -> tuple[Network, torch.Tensor, torch.Tensor]:
@@ -103,7 +103,8 @@ def test_fashion_mnist_rank_falls_with_depth():
 
 
 def _row(init, L, w, rank):
-    return {"head_init": init, "depth": L, "width": w, "rank_mean": rank}
+    return hr.HeadRankRow(head_init=init, depth=L, width=w, seeds=1, rank_mean=rank, rank_std=0.0, test_acc_mean=0.9,
+                          train_acc_min=1.0, nc1_mean=0.1)
 
 
 def test_lines_start_every_depth_line_at_the_depth_one_head():

@@ -43,9 +43,9 @@ def test_exact_p_value_is_the_fraction_of_pairings(seed):
     rho = spearmanr(x, y).statistic
     null = [spearmanr(np.array(p), y).statistic for p in itertools.permutations(x)]
     got = spearman(x, y)
-    assert got["exact"] and got["rho"] == pytest.approx(rho)
-    assert got["p_greater"] == pytest.approx(np.mean(np.array(null) >= rho - 1e-12))
-    assert got["p_less"] == pytest.approx(np.mean(np.array(null) <= rho + 1e-12))
+    assert got.exact and got.rho == pytest.approx(rho)
+    assert got.p_greater == pytest.approx(np.mean(np.array(null) >= rho - 1e-12))
+    assert got.p_less == pytest.approx(np.mean(np.array(null) <= rho + 1e-12))
 
 
 def test_render_draws_the_scatter(store, tmp_path):

@@ -45,8 +45,8 @@ def test_measure_trains_the_grid_through_the_store_and_marks_missing_data(store,
     monkeypatch.setattr(grids, "dataset_path_problem", lambda name, path: "no files" if name == "fashion_mnist" else None)
     ctx = Context(store=store, out=tmp_path, progress=False)
     digits, fashion = CLAIM.measure(ctx, grids.Config(datasets=("digits", "fashion_mnist")))
-    assert [r["depth"] for r in digits.data["rows"]] == [1, 2] and digits.label == "digits"
-    assert CLAIM.judge(fashion).verdict == "not run" and fashion.data["missing"] == "no files"
+    assert [r.depth for r in digits.data.rows] == [1, 2] and digits.label == "digits"
+    assert CLAIM.judge(fashion).verdict == "not run" and fashion.missing == "no files"
     assert store.counts(hr.KIND) == {"done": 2}
     again, _ = CLAIM.measure(ctx, grids.Config(datasets=("digits", "fashion_mnist")))
-    assert again.data["rows"] == digits.data["rows"]
+    assert again.data.rows == digits.data.rows

@@ -24,7 +24,7 @@ def test_verdict(expected, evidence):
 
 
 def test_pairs_match_depth_and_width():
-    assert pairs(grid(GOOD, small=SMALL).data["rows"]) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
+    assert pairs(grid(GOOD, small=SMALL).data.rows) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
 
 
 def test_render(store, tmp_path):

@@ -62,7 +62,14 @@ def test_bad_spectra_are_refused():
 # -- the claim "KL to NC (s. 4)": its cell and its verdict rule -------------------------------------
 
 from implicitbias.claims import Context, Evidence  # noqa: E402
-from implicitbias.claims.depth.kl_to_nc import CLAIM, Config, trajectory_configs, trajectory_record  # noqa: E402
+from implicitbias.claims.depth.kl_to_nc import (  # noqa: E402
+    CLAIM,
+    Config,
+    Measured,
+    Trajectory,
+    trajectory_configs,
+    trajectory_record,
+)
 
 
 def test_trajectory_record_carries_solver_status():
@@ -73,12 +80,14 @@ def test_trajectory_record_carries_solver_status():
 
 
 def _run(L, kl, success=True):
-    return {"L": L, "kl": list(kl), "success": success, "message": "ok" if success else "Excess work done"}
+    return Trajectory(K=4, L=L, n=1, scale=1e-3, eps=0.3, seed=0, t_end=1e8, points=len(kl), times=[], singular_values=[],
+                      margin=[], effective_rank=[], kl=list(kl), event="margin", success=success,
+                      message="ok" if success else "Excess work done")
 
 
 def _evidence(shallow=(0.05, 0.02, 0.01, 0.001), deep=(0.05, 0.1, 1.0, 2.0, 3.0), success=True):
-    runs = [_run(1, shallow), _run(2, deep), _run(3, deep, success), _run(4, deep)]
-    return Evidence("synthetic", {"runs": runs, "deep_from": 3})
+    runs = (_run(1, shallow), _run(2, deep), _run(3, deep, success), _run(4, deep))
+    return Evidence("synthetic", Measured(runs, deep_from=3))
 
 
 SYNTHETIC_VERDICTS = [

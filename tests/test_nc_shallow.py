@@ -8,7 +8,7 @@ outcome.  L counts weight matrices (N = L + 1 = 2, p = 1).
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.nc_shallow import CLAIM, Config, shallow_cell
+from implicitbias.claims.depth.nc_shallow import CLAIM, Config, Measured, ShallowCell, shallow_cell
 
 
 @pytest.mark.parametrize("K, search", [(3, False), (5, True)])
@@ -23,17 +23,17 @@ def test_shallow_cell_routes_agree_on_k_minus_1(K, search):
 
 
 def _cell(K=4, cvx=None, bound=None, status="optimal", found=None, uniform=None):
-    return {"K": K, "uniform_bound": K - 1.0 if uniform is None else uniform, "cvxpy_value": K - 1.0 if cvx is None else cvx,
-            "cvxpy_bound": K - 1.0 if bound is None else bound, "cvxpy_status": status,
-            "cvxpy_verified": K - 1.0 if cvx is None else cvx, "search_value": found}
+    return ShallowCell(K=K, uniform_bound=K - 1.0 if uniform is None else uniform,
+                       cvxpy_value=K - 1.0 if cvx is None else cvx, cvxpy_bound=K - 1.0 if bound is None else bound,
+                       cvxpy_status=status, cvxpy_verified=K - 1.0 if cvx is None else cvx, search_value=found)
 
 
 SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
-    ("agrees", Evidence("s", {"cells": [_cell(), _cell(K=5, found=4.0)]})),
-    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, found=3.9)]})),
-    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, cvx=3.5)]})),
-    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=5, bound=3.0, uniform=3.0)]})),
-    ("inconclusive", Evidence("s", {"cells": [_cell(), _cell(K=5, status="optimal_inaccurate")]})),
+    ("agrees", Evidence("s", Measured((_cell(), _cell(K=5, found=4.0))))),
+    ("disagrees", Evidence("s", Measured((_cell(), _cell(K=5, found=3.9))))),
+    ("disagrees", Evidence("s", Measured((_cell(), _cell(K=5, cvx=3.5))))),
+    ("disagrees", Evidence("s", Measured((_cell(), _cell(K=5, bound=3.0, uniform=3.0))))),
+    ("inconclusive", Evidence("s", Measured((_cell(), _cell(K=5, status="optimal_inaccurate"))))),
 ]
 
 

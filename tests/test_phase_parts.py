@@ -6,8 +6,11 @@ Zbar has rank 1 and S_p = S_1^p >= 1 (NC optimal at every depth, exactly); the c
 timings against a clock read around the call; grid bounds.  L counts weight matrices, p = 2/(L + 1).
 """
 
+import json
 import time
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from implicitbias.numerics.maxmargin import codes, polytopes
@@ -65,9 +68,9 @@ def test_a_cell_without_a_search_falls_back_on_the_named_structures():
 
     assert exact.compare_with_nc("kgon", 4, 3) == -1 and exact.compare_with_nc("kgon", 4, 2) == 1
     deep = _cell(4, 3, 1, 0, None, 0)
-    assert deep["verdict"] == "NC suboptimal" and deep["certificate"]["structure"] == "kgon"
+    assert deep.verdict == "NC suboptimal" and deep.certificate.structure == "kgon"
     shallow = _cell(4, 2, 1, 0, None, 0)
-    assert shallow["verdict"] == "NC best found" and shallow["best"]["objective"] == pytest.approx(3.0)
+    assert shallow.verdict == "NC best found" and shallow.value == pytest.approx(3.0)
 
 
 def test_search_counts_every_polish_and_runs_at_even_k(monkeypatch):
@@ -93,9 +96,9 @@ def test_boundary_rows_against_the_exact_threshold():
     exact threshold of the square; the K = 2 column is NC optimal everywhere."""
     import math
 
-    from implicitbias.numerics.maxmargin.phase import _cell, boundary
+    from implicitbias.numerics.maxmargin.phase import _cell, boundary, cells_of
 
-    cells = [_cell(4, L, 1, 0, None, 0) for L in (1, 2, 3)] + phase_column(column_config(2, [1, 2]))["cells"]
+    cells = [_cell(4, L, 1, 0, None, 0) for L in (1, 2, 3)] + cells_of([phase_column(column_config(2, [1, 2]))])
     two, four = boundary(cells)
     assert two["K"] == 2 and two["nc_optimal_everywhere"] and two["L_star"] is None
     threshold = float(exact.threshold_depth("kgon", 4))
@@ -140,8 +143,24 @@ def test_an_exact_certificate_names_the_best_structure_not_the_first_winner(K, L
     best = min(wins, key=lambda k: float(exact.objective_at(k, K, L)))
     assert len(wins) > 1 and wins[0] != best
     cell = _cell(K, L, 1, 0, None, 0)
-    assert cell["certificate"]["kind"] == "exact" and cell["certificate"]["structure"] == best
-    assert cell["certificate"]["value"] == pytest.approx(float(exact.objective_at(best, K, L)), rel=1e-12)
+    assert cell.certificate.kind == "exact" and cell.certificate.structure == best
+    assert cell.certificate.details["value"] == pytest.approx(float(exact.objective_at(best, K, L)), rel=1e-12)
+
+
+def test_a_stored_cell_reads_back_as_the_cell_computed():
+    """The store keeps a cell as ``PhaseCell.to_record()``; ``from_record`` of the column's record
+    gives back the cell ``_cell`` computed, field by field (the matrix compared as an array), and
+    writing it again gives the same record."""
+    from implicitbias.numerics.maxmargin.cells import PhaseCell
+    from implicitbias.numerics.maxmargin.phase import _cell
+
+    for L in (1, 2.5, 3):
+        cell = _cell(4, L, 1, 0, None, 0)
+        record = json.loads(json.dumps(cell.to_record()))  # as the store's JSON gives it back
+        read = PhaseCell.from_record(record)
+        assert np.array_equal(read.matrix, cell.matrix)
+        assert replace(read, matrix=None) == replace(cell, matrix=None) and read.to_record() == record
+        assert record["best"]["structure"]["name"] == cell.structure and record["verdict"] == cell.verdict
 
 
 def test_column_config_bounds():

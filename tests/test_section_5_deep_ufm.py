@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Evidence
-from implicitbias.claims.depth.section_5_deep_ufm import CLAIM, trained_rank
+from implicitbias.claims.depth.section_5_deep_ufm import CLAIM, Measured, TrainedRun, trained_rank
 
 
 def rank_grid(depths, widths, seeds, steps=1500):
@@ -49,10 +49,10 @@ def _evidence(grid, diverged=()):
         for j, d in enumerate((16, 64)):
             for s in range(2):
                 bad = (L, d, s) in diverged
-                cells.append({"K": 10, "L": L, "d": d, "seed": s, "lr": 0.2, "steps": 10, "diverged": bad,
-                              **({} if bad else {"roy_vetterli": grid[i][j] + 0.01 * s, "nc1": 0.0, "nc2": 0.1,
-                                                 "nc3": 0.2, "nc4_agreement": 1.0})})
-    return Evidence("synthetic", {"cells": cells})
+                cells.append(TrainedRun(K=10, L=L, d=d, n=1, scale=1.0, seed=s, lr=0.2, steps=10, diverged=bad,
+                                        **({} if bad else {"roy_vetterli": grid[i][j] + 0.01 * s, "nc1": 0.0,
+                                                           "nc2": 0.1, "nc3": 0.2, "nc4_agreement": 1.0})))
+    return Evidence("synthetic", Measured(tuple(cells)))
 
 
 GOOD = [[8.0, 8.5], [5.0, 6.0], [3.0, 4.5]]
@@ -86,6 +86,6 @@ def test_measure_runs_the_grid_through_the_store(store, tmp_path):
 
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 4), widths=(8, 32), seeds=1, steps=300))
-    assert len(ev.data["cells"]) == 4 and not any(c["diverged"] for c in ev.data["cells"])
+    assert len(ev.data.cells) == 4 and not any(c.diverged for c in ev.data.cells)
     v = CLAIM.judge(ev)
     assert v.verdict in CLAIM.outcomes and v.numbers["depths"] == [1, 4]

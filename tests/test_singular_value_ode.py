@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.singular_value_ode import CLAIM, Config, flow_cell
+from implicitbias.claims.depth.singular_value_ode import CLAIM, Config, FlowRun, Measured, SymbolicCell, flow_cell
 from implicitbias.numerics.ufm import deep_ufm as du
 from implicitbias.numerics.ufm.spectral_agreement import off_diagonal_mass, rotated_blocks
 
@@ -40,12 +40,13 @@ def test_rotated_blocks_see_a_generic_init():
 
 
 def _evidence(error=1e-9, off=1e-14, holds=True, full_success=True):
-    flows = [{"K": 8, "L": 2, "T": 40.0, "margin": 5.0, "reached_margin": True, "spectral_success": True,
-              "spectral_message": "ok", "full_success": full_success, "full_message": "Required step size is less "
-              "than spacing between numbers." if not full_success else "ok", "max_rel_error": error,
-              "max_layer_rel_error": error / 2, "max_off_diagonal_logits": off, "max_off_diagonal_factors": off,
-              "spectral_seconds": 0.1, "full_seconds": 2.0}]
-    return Evidence("synthetic", {"symbolic": [{"K": 4, "L": 2, "holds": holds}], "flows": flows})
+    flow = FlowRun(K=8, L=2, d=8, n=2, seed=0, log_scale=0.3, margin=5.0, points=12, rtol=1e-11, T=40.0,
+                   reached_margin=True, final_margin=5.0, spectral_success=True, spectral_message="ok",
+                   full_success=full_success,
+                   full_message="Required step size is less than spacing between numbers." if not full_success else "ok",
+                   max_rel_error=error, max_layer_rel_error=error / 2, max_off_diagonal_logits=off,
+                   max_off_diagonal_factors=off, spectral_seconds=0.1, full_seconds=2.0)
+    return Evidence("synthetic", Measured((SymbolicCell(4, 2, holds),), (flow,)))
 
 
 SYNTHETIC_VERDICTS = [

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.theorem_3_1 import CLAIM, Config, in_region, local_cell
+from implicitbias.claims.depth.theorem_3_1 import CLAIM, Config, LocalCell, Measured, in_region, local_cell
 from implicitbias.executors import open_executor
 from implicitbias.numerics.maxmargin import codes
 from implicitbias.numerics.maxmargin import solver as sm
+from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
 from implicitbias.numerics.maxmargin.margin import margins
 from implicitbias.numerics.maxmargin.phase import cells_of, column_config, phase_column, phase_configs, phase_diagram
 from implicitbias.theory import codes as exact
@@ -65,12 +66,12 @@ def test_phase_cells_of_the_theorem_are_certified(K):
 def test_full_grid_every_theorem_cell_is_nc_suboptimal(store):
     with open_executor("process", 2) as ex:
         cells = cells_of(phase_diagram(functools.partial(store.map, executor=ex, progress=False), phase_configs(32, 12)))
-    verdicts = {(c["K"], c["L"]): c for c in cells}
+    verdicts = {(c.K, c.L): c for c in cells}
     for K, L in REGION:
         cell = verdicts[(K, L)]
-        assert cell["verdict"] == "NC suboptimal", (K, L)
-        assert margins(np.array(cell["best"]["Z"])).min() >= 1 - 1e-9
-    assert all(c["verdict"] == "NC optimal" for c in cells if c["L"] == 1 or c["K"] <= 3)
+        assert cell.verdict == "NC suboptimal", (K, L)
+        assert margins(cell.matrix).min() >= 1 - 1e-9
+    assert all(c.verdict == "NC optimal" for c in cells if c.L == 1 or c.K <= 3)
 
 
 @settings(max_examples=15, deadline=None)
@@ -106,12 +107,22 @@ def test_local_cell_reports_slopes_formula_and_radius():
 
 # -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
 
+def _phase_cell(K, L, verdict):
+    """A synthetic cell (only K, L, the verdict and the certificate's kind enter the rule)."""
+    return PhaseCell(
+        K=K, L=L, p=2 / (L + 1), verdict=verdict, structure="x", key="", rank=2, value=K - 2.0, nc_value=K - 1.0,
+        lower_bound=0.0, gap=1.0, certificate=Certificate("exact", "x", {}), closed_form=None, matrix=np.eye(K),
+        lower_bound_kind="none", symmetry_order=0, vertex_transitive=False, start="x", solver_success=True,
+        solver_message="", effort=1, seed=0, margin=1.0, singular_values=(), iterations=0, orbit_sizes=(),
+        equal_spectrum=False, symmetric=False, cosines=(), closed_form_value=None, named=(),
+    )
+
+
 def _evidence(verdict=lambda K, L: "NC suboptimal", slope=0.3, radius=0.4, formula=1e-7, region=True):
-    cells = [{"K": K, "L": L, "verdict": verdict(K, L), "certificate": "exact", "best": K - 2.0, "structure": "x",
-              "nc": K - 1.0} for K in range(4, 9) for L in range(2, 5) if in_region(K, L)] if region else []
-    local = [{"K": K, "L": L, "min_slope": slope, "max_formula_error": formula, "radius": radius}
-             for K in (4, 6) for L in (2, 3)]
-    return Evidence("synthetic", {"region": cells, "local": local})
+    cells = tuple(_phase_cell(K, L, verdict(K, L)) for K in range(4, 9) for L in range(2, 5)
+                  if in_region(K, L)) if region else ()
+    local = tuple(LocalCell(K, L, slope, formula, radius) for K in (4, 6) for L in (2, 3))
+    return Evidence("synthetic", Measured(cells, local))
 
 
 SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
@@ -129,5 +140,5 @@ def test_claim_runs_end_to_end_on_a_small_config(store, tmp_path):
     evidence = CLAIM.measure(ctx, Config(kmax=6, lmax=3, local_Ks=(4,), local_Ls=(2, 3), directions=10))
     verdict = CLAIM.judge(evidence)
     assert verdict.verdict == "agrees", verdict
-    assert {(c["K"], c["L"]) for c in evidence.data["region"]} == {(4, 3), (5, 3), (6, 2), (6, 3)}
+    assert {(c.K, c.L) for c in evidence.data.region} == {(4, 3), (5, 3), (6, 2), (6, 3)}
     assert "radius" in CLAIM.render(ctx, evidence, verdict)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from scipy.optimize import check_grad
 
 from implicitbias.claims import Evidence
-from implicitbias.claims.depth.theorem_3_2 import CLAIM, Config, depth_limit_cell
+from implicitbias.claims.depth.theorem_3_2 import CLAIM, Config, LimitCell, Measured, depth_limit_cell
 from implicitbias.numerics.maxmargin.codes import class_vectors
 from implicitbias.numerics.maxmargin.margin import margins, unit_margin
 from implicitbias.numerics.maxmargin.naming import identify
@@ -165,19 +165,19 @@ def test_rank2_route_names_bad_parameters():
 
 def _cell(K=5, L=30, best=None, key="kgon", rank=2, handed=0):
     kgon = 3.0
-    return {"K": K, "L": L, "best": kgon if best is None else best, "rank": rank, "name": key or "rank-3 code",
-            "key": key, "start": "rank2:gram#0", "kgon_exact": kgon, "starts": 20, "kgon_starts": handed,
-            "rank2": kgon, "general": None if L == "inf" else kgon, "success": True, "message": ""}
+    return LimitCell(K=K, L=L, best=kgon if best is None else best, rank=rank, name=key or "rank-3 code", key=key,
+                     start="rank2:gram#0", kgon_exact=kgon, starts=20, kgon_starts=handed, rank2=kgon,
+                     general=None if L == "inf" else kgon, success=True, message="")
 
 
 SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of the rule
-    ("agrees", Evidence("s", {"cells": [_cell(), _cell(K=6), _cell(L="inf")]})),
-    ("disagrees", Evidence("s", {"cells": [_cell(), _cell(K=6, best=2.9, key="", rank=3)]})),
-    ("inconclusive", Evidence("s", {"cells": [_cell(K=6), _cell(best=3.2, key="", rank=3)]})),
-    ("inconclusive", Evidence("s", {"cells": [_cell(K=6), _cell(handed=1)]})),
+    ("agrees", Evidence("s", Measured((_cell(), _cell(K=6), _cell(L="inf"))))),
+    ("disagrees", Evidence("s", Measured((_cell(), _cell(K=6, best=2.9, key="", rank=3))))),
+    ("inconclusive", Evidence("s", Measured((_cell(K=6), _cell(best=3.2, key="", rank=3))))),
+    ("inconclusive", Evidence("s", Measured((_cell(K=6), _cell(handed=1))))),
 ]
 
 
 def test_verdict_disagrees_when_something_beats_the_kgon():
-    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, best=2.9, key="", rank=3)]}))
+    v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=6, best=2.9, key="", rank=3)))))
     assert v.verdict == "disagrees" and "(6, 30)" in v.reason

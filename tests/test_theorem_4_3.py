@@ -83,13 +83,13 @@ def test_bad_margin_is_a_clear_error():
 # -- the claim's verdict rule, on synthetic evidence ------------------------------------------------
 
 from implicitbias.claims import Context, Evidence  # noqa: E402
-from implicitbias.claims.depth.theorem_4_3 import CLAIM, Config, threshold_cell  # noqa: E402
+from implicitbias.claims.depth.theorem_4_3 import CLAIM, Config, Measured, ThresholdCell, threshold_cell  # noqa: E402
 
 
 def _evidence(numeric=lambda K, L: K * (L - 1) / (L + 1), closed=lambda K, L: K * (L - 1) / (L + 1)):
-    cells = [{"K": K, "L": L, "n": 1, "numeric": numeric(K, L), "closed_form": closed(K, L)}
-             for K in (8, 16) for L in range(1, 6)]
-    return Evidence("synthetic", {"cells": cells})
+    cells = tuple(ThresholdCell(K=K, L=L, n=1, numeric=numeric(K, L), closed_form=closed(K, L))
+                  for K in (8, 16) for L in range(1, 6))
+    return Evidence("synthetic", Measured(cells))
 
 
 def _shrinks_at_4(K, L):

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.theorem_4_4 import CLAIM, Config, leave_origin_cell, ratio_cell
+from implicitbias.claims.depth.theorem_4_4 import CLAIM, Config, LeaveRun, Measured, RatioRun, leave_origin_cell, ratio_cell
 from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import (
     blowup_time,
@@ -88,13 +88,14 @@ def test_ratio_cell_keeps_the_shallow_ratio_and_amplifies_the_deep_one():
 
 
 def _evidence(shallow_end=1.2, deep_end=12.0, measured=1.0, success=True, reached=True):
-    ratios = [{"L": L, "growth": 100.0, "times": [0.0, 1.0], "ratio": [1.2, end], "ratio_closed_form": [1.2, end],
-               "success": success or L > 1, "message": "LSODA failed" if not success and L == 1 else "ok"}
-              for L, end in ((1, shallow_end), (2, deep_end), (3, deep_end))]
-    leaves = [{"L": L, "S0": 1e-6, "level": 0.16, "reached": reached, "measured": measured * 100.0,
-               "hitting_closed_form": 100.0, "blowup_closed_form": 101.0, "success": True, "message": "ok"}
-              for L in (2, 3)]
-    return Evidence("synthetic", {"ratios": ratios, "leaves": leaves})
+    ratios = tuple(RatioRun(K=8, L=L, n=2, S0=1e-4, spread=0.2, growth=100.0, points=2, times=[0.0, 1.0],
+                            ratio=[1.2, end], ratio_closed_form=[1.2, end], success=success or L > 1,
+                            message="LSODA failed" if not success and L == 1 else "ok")
+                   for L, end in ((1, shallow_end), (2, deep_end), (3, deep_end)))
+    leaves = tuple(LeaveRun(K=8, L=L, n=2, S0=1e-6, level=0.16, reached=reached, measured=measured * 100.0,
+                            hitting_closed_form=100.0, blowup_closed_form=101.0, success=True, message="ok")
+                   for L in (2, 3))
+    return Evidence("synthetic", Measured(ratios, leaves))
 
 
 SYNTHETIC_VERDICTS = [

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.depth.theorem_4_5 import CLAIM, Config, alignment_cell
+from implicitbias.claims.depth.theorem_4_5 import CLAIM, AlignmentCell, Config, Measured, alignment_cell
 from implicitbias.numerics.ufm.deep_ufm import hadamard_init, logit_velocity
 from implicitbias.numerics.ufm.etf_alignment import alignment, etf_direction, fit_exponent
 
@@ -68,10 +68,10 @@ def _evidence(exponent=-0.5, depth_cos=(0.99, 0.98, 0.97), width_noise=0.0):
     for d in (16, 64, 256, 1024):
         for s in range(3):
             gap = 2.0 * d**exponent * (1 + width_noise * rng.standard_normal())
-            width.append({"K": 4, "n": 2, "L": 2, "d": d, "seed": s, "gap": gap, "cosine": 1 - gap**2 / 2})
-    depth = [{"K": 4, "n": 2, "L": L, "d": 64, "seed": s, "cosine": c, "gap": np.sqrt(2 - 2 * c)}
-             for L, c in zip((1, 2, 3), depth_cos) for s in range(3)]
-    return Evidence("synthetic", {"width": width, "depth": depth})
+            width.append(AlignmentCell(K=4, L=2, d=d, n=2, scale=0.1, seed=s, cosine=1 - gap**2 / 2, gap=gap))
+    depth = tuple(AlignmentCell(K=4, L=L, d=64, n=2, scale=0.1, seed=s, cosine=c, gap=np.sqrt(2 - 2 * c))
+                  for L, c in zip((1, 2, 3), depth_cos) for s in range(3))
+    return Evidence("synthetic", Measured(tuple(width), depth))
 
 
 SYNTHETIC_VERDICTS = [

@@ -24,7 +24,8 @@ all its singular values equal s = ``head_init_scale``, the NC direction of the d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -45,7 +46,7 @@ from implicitbias.validation.run import (
 
 __all__ = [
     "KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute", "grid",
-    "run_grid", "summarise", "depth_lines", "width_lines",
+    "run_grid", "HeadRankRow", "summarise", "depth_lines", "width_lines",
 ]
 
 KIND = "validation.head_rank"
@@ -166,7 +167,24 @@ def run_grid(configs: list[dict], store, *, executor=None, progress: bool = True
     return store.map(KIND, execute, configs, executor=executor, progress=progress, desc="head rank")
 
 
-def summarise(configs: list[dict], records: list[dict]) -> list[dict]:
+@dataclass(frozen=True)
+class HeadRankRow:
+    """One cell (head init, head depth L, hidden width; None for L = 1) of a grid over its finished
+    seeds: the Roy-Vetterli effective rank of Zbar (mean, standard deviation), the mean test
+    accuracy, the smallest final training accuracy and the mean NC1 of the last head layer."""
+
+    head_init: str
+    depth: int
+    width: int | None
+    seeds: int
+    rank_mean: float
+    rank_std: float
+    test_acc_mean: float
+    train_acc_min: float
+    nc1_mean: float
+
+
+def summarise(configs: list[dict], records: list[dict]) -> list[HeadRankRow]:
     """One row per (head_init, depth, width): mean and spread over seeds of rank and accuracy."""
     cells: dict[tuple, list[dict]] = {}
     for c, r in zip(configs, records):
@@ -176,29 +194,27 @@ def summarise(configs: list[dict], records: list[dict]) -> list[dict]:
     for (init, L, w), runs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
         rank = np.array([s["logit_rank"] for s in runs])
         acc = np.array([s["final_test_acc"] for s in runs])
-        rows.append({
-            "head_init": init, "depth": L, "width": w, "seeds": len(runs),
-            "rank_mean": float(rank.mean()), "rank_std": float(rank.std()),
-            "test_acc_mean": float(acc.mean()),
-            "train_acc_min": float(min(s["final_train_acc"] for s in runs)),
-            "nc1_mean": float(np.mean([s["nc"]["nc1"] for s in runs])),
-        })
+        rows.append(HeadRankRow(
+            head_init=init, depth=L, width=w, seeds=len(runs), rank_mean=float(rank.mean()), rank_std=float(rank.std()),
+            test_acc_mean=float(acc.mean()), train_acc_min=float(min(s["final_train_acc"] for s in runs)),
+            nc1_mean=float(np.mean([s["nc"]["nc1"] for s in runs])),
+        ))
     return rows
 
 
-def depth_lines(rows: list[dict]) -> dict[tuple, list[tuple[int, float]]]:
+def depth_lines(rows: Sequence[HeadRankRow]) -> dict[tuple, list[tuple[int, float]]]:
     """{(head_init, width): [(depth, rank_mean), ...] by depth}: the rank along the depth axis.
 
     The depth-1 head has no hidden width, so it starts the line of every width.
     """
-    widths = sorted({r["width"] for r in rows if r["width"] is not None})
-    lines = {(i, w): sorted((r["depth"], r["rank_mean"]) for r in rows if r["head_init"] == i and r["width"] in (w, None))
-             for i in sorted({r["head_init"] for r in rows}) for w in widths}
+    widths = sorted({r.width for r in rows if r.width is not None})
+    lines = {(i, w): sorted((r.depth, r.rank_mean) for r in rows if r.head_init == i and r.width in (w, None))
+             for i in sorted({r.head_init for r in rows}) for w in widths}
     return {k: v for k, v in lines.items() if len(v) >= 2}
 
 
-def width_lines(rows: list[dict]) -> dict[tuple, list[tuple[int, float]]]:
+def width_lines(rows: Sequence[HeadRankRow]) -> dict[tuple, list[tuple[int, float]]]:
     """{(head_init, depth >= 2): [(width, rank_mean), ...] by width}: the rank along the width axis."""
-    lines = {(i, L): sorted((r["width"], r["rank_mean"]) for r in rows if (r["head_init"], r["depth"]) == (i, L))
-             for i in sorted({r["head_init"] for r in rows}) for L in sorted({r["depth"] for r in rows if r["depth"] > 1})}
+    lines = {(i, L): sorted((r.width, r.rank_mean) for r in rows if (r.head_init, r.depth) == (i, L))
+             for i in sorted({r.head_init for r in rows}) for L in sorted({r.depth for r in rows if r.depth > 1})}
     return {k: v for k, v in lines.items() if len(v) >= 2}

@@ -58,6 +58,7 @@ __all__ = [
     "inconclusive",
     "not_run",
     "decide",
+    "typed",
     "registry",
     "evaluate",
     "slug",
@@ -120,7 +121,9 @@ def decide(holds: bool, measured: str, *, why_agrees: str, why_disagrees: str, *
 
 @dataclass
 class Evidence:
-    """What a claim measured on one data set: the check run (text) and the numbers (JSON-able).
+    """What a claim measured on one data set: the check run (text) and the numbers, ``data``: a frozen
+    dataclass of the claim's family read by attribute (``Measured`` in the claim's module), or a
+    dict where a claim has none yet.
 
     ``label`` names the data set when a claim is judged on several (e.g. the toy MLP and a
     ResNet tier); it is empty otherwise.  ``missing`` says why nothing could be measured (the
@@ -128,9 +131,15 @@ class Evidence:
     """
 
     check: str
-    data: dict = field(repr=False)  # every number measured: too long to print
+    data: Any = field(repr=False)  # every number measured: too long to print
     label: str = ""
     missing: str | None = None
+
+
+def typed(kind: type, records: Iterable[Mapping]) -> tuple:
+    """Store records (dicts whose keys are ``kind``'s fields) as a tuple of ``kind``: how a claim reads
+    its cells into its typed evidence."""
+    return tuple(kind(**record) for record in records)
 
 
 @dataclass

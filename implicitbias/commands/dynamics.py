@@ -82,17 +82,17 @@ def run(args) -> int:
                 args.K, depths, args.n, args.scale, args.eps, args.seed, args.margin, args.t_end
             )
             records = store.map(kl_to_nc.KIND, kl_to_nc.trajectory_record, configs, progress=args.progress)
-            path = kl_to_nc.trajectory_figure(out / "dynamics_trajectory.png", configs, records)
-            rows = [{"L": c["L"], "final t": r["times"][-1], "margin": r["margin"][-1],
-                     "effective rank": r["effective_rank"][-1], "KL to NC": r["kl"][-1], "stopped by": r["event"] or "t_end"}
-                    for c, r in zip(configs, records)]
+            runs = kl_to_nc.trajectories(configs, records)
+            path = kl_to_nc.trajectory_figure(out / "dynamics_trajectory.png", runs)
+            rows = [{"L": r.L, "final t": r.times[-1], "margin": r.margin[-1], "effective rank": r.effective_rank[-1],
+                     "KL to NC": r.kl[-1], "stopped by": r.event or "t_end"} for r in runs]
             formats = {"final t": ".3g", "margin": ".3g", "effective rank": ".3f", "KL to NC": ".3g"}
         else:
             configs = basin.basin_configs(args.K, depths, args.n, scales, eps, args.seeds, args.margin, args.t_end)
             with open_executor(args.executor, args.workers) as executor:
                 records = store.map(basin.KIND, basin.basin_cell, configs, executor=executor, progress=args.progress)
-            path, summary = basin.basin_figure(out / "dynamics_basin.png", configs, records)
-            rows = [{"L": L, "fraction at NC": f} for L, f in sorted(summary["overall"].items())]
+            path, summary = basin.basin_figure(out / "dynamics_basin.png", basin.basin_runs(configs, records))
+            rows = [{"L": L, "fraction at NC": f} for L, f in sorted(summary.overall.items())]
             formats = {"fraction at NC": ".3f"}
     emit(args.json, rows, formats=formats, lines=[str(path)], figure=path)
     return 0

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
-from implicitbias.numerics.maxmargin.cells import Certificate, PhaseCell
+from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
 from implicitbias.numerics.maxmargin.cross_seed import cross_seed
 from implicitbias.numerics.maxmargin.low_rank import LOW_RANK_K, large_search
@@ -76,9 +76,9 @@ __all__ = [
     "phase_configs",
     "phase_diagram",
     "cells_of",
-    "typed_cells",
     "boundary",
     "Certificate",
+    "NamedCode",
     "PhaseCell",
     "MAX_CELLS",
 ]
@@ -107,9 +107,9 @@ def column_config(K: int, depths: Sequence, effort: int = 1, seed: int = 0) -> d
     }
 
 
-def _named_candidates(K: int, L) -> list[dict]:
+def _named_candidates(K: int, L) -> list[NamedCode]:
     """Every named code at K (but NC) with its exact objective at depth L and exact sign against NC."""
-    return [{"key": key, "objective": float(exact.objective_at(key, K, L)), "exact_sign": exact.compare_with_nc(key, K, L)}
+    return [NamedCode(key, float(exact.objective_at(key, K, L)), exact.compare_with_nc(key, K, L))
             for key in exact.structures_with_vertices(K) if key != "nc"]
 
 
@@ -126,7 +126,7 @@ def _shallow_certificate(K: int, nc: float) -> tuple[dict, bool]:
     return certificate, optimal
 
 
-def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
+def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> PhaseCell:
     """One cell of a column: verdict, certificate, best matrix with its name, bound and gap."""
     p = schatten_exponent(L)
     nc = float(K - 1)
@@ -145,20 +145,17 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
     alternative = min((s for s in pool if s.objective < nc * (1 - GAP)), key=lambda s: s.objective, default=None)
     best = alternative if alternative is not None and not optimal else verify(simplex_etf(K), p, "nc")
     ident = identify(best.Z, group=K <= LOW_RANK_K)
-    closed = None
-    if ident.key:
-        closed = {"key": ident.key, "expression": str(exact.objective_at(ident.key, K, L)),
-                  "value": float(exact.objective_at(ident.key, K, L))}
-    exact_wins = [c for c in named if c["exact_sign"] == -1]
+    closed = exact.objective_at(ident.key, K, L) if ident.key else None
+    exact_wins = [c for c in named if c.exact_sign == -1]
     if optimal:
         verdict = "NC optimal"
     elif alternative is not None:
         verdict = "NC suboptimal"
-        win = next((c for c in named if c["key"] == ident.key and c["exact_sign"] == -1), None)
-        win = win or (min(exact_wins, key=lambda c: c["objective"]) if exact_wins else None)
+        win = next((c for c in named if c.key == ident.key and c.exact_sign == -1), None)
+        win = win or (min(exact_wins, key=lambda c: c.objective) if exact_wins else None)
         if win is not None:
-            certificate = {"kind": "exact", "structure": win["key"],
-                           "closed_form": str(exact.objective_at(win["key"], K, L)), "value": win["objective"],
+            certificate = {"kind": "exact", "structure": win.key,
+                           "closed_form": str(exact.objective_at(win.key, K, L)), "value": win.objective,
                            "verified_objective": best.objective, "verified_margin": best.margin}
         else:
             certificate = {"kind": "numerical", "structure": ident.name, "verified_objective": best.objective,
@@ -167,17 +164,17 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> dict:
         verdict = "NC best found"
         certificate = {"kind": "none", "starts": starts, "seed": seed, "effort": effort}
     bound = certified_lower_bound(K, L) if not optimal else {"value": nc, "kind": certificate["kind"]}
-    return {
-        "K": K, "L": L, "p": p, "effort": effort, "seed": seed,
-        "nc_objective": nc,
-        "verdict": verdict,
-        "certificate": certificate,
-        "best": {**best.summary(), "structure": ident.summary()},
-        "closed_form": closed,
-        "named": named,
-        "lower_bound": bound,
-        "gap": (best.objective - bound["value"]) / best.objective,
-    }
+    return PhaseCell(
+        K=K, L=L, p=p, verdict=verdict, structure=ident.name, key=ident.key, rank=best.rank, value=best.objective,
+        nc_value=nc, lower_bound=bound["value"], gap=(best.objective - bound["value"]) / best.objective,
+        certificate=Certificate(certificate["kind"], certificate.get("structure"), certificate),
+        closed_form=None if closed is None else str(closed), matrix=best.Z, lower_bound_kind=bound["kind"],
+        symmetry_order=ident.order, vertex_transitive=ident.vertex_transitive, start=best.start,
+        solver_success=best.success, solver_message=best.message, effort=effort, seed=seed, margin=best.margin,
+        singular_values=tuple(best.singular_values), iterations=best.iterations, orbit_sizes=tuple(ident.orbit_sizes),
+        equal_spectrum=ident.equal_spectrum, symmetric=ident.symmetric, cosines=tuple(ident.cosines),
+        closed_form_value=None if closed is None else float(closed), named=tuple(named),
+    )
 
 
 def _curve(Z: np.ndarray):
@@ -199,7 +196,7 @@ def _frozen_ties(Za: np.ndarray, Zb: np.ndarray) -> list[float]:
     return roots
 
 
-def _crossovers(K: int, cells: list[dict]) -> list[dict]:
+def _crossovers(K: int, cells: list[PhaseCell]) -> list[dict]:
     """Ties between every pair of structures optimal at some integer depth of the column.
 
     Exact (``theory.codes.tie_depths``) when both are named; otherwise from the explicit
@@ -207,37 +204,37 @@ def _crossovers(K: int, cells: list[dict]) -> list[dict]:
     other) as functions of p, re-polished at the estimated crossing ``CROSSOVER_REFINE`` times
     when the two are optimal at consecutive depths (their shapes may change with depth).
     """
-    optimal: dict[str, list[dict]] = {}
+    optimal: dict[str, list[PhaseCell]] = {}
     for c in cells:
-        if isinstance(c["L"], int):
-            optimal.setdefault(c["best"]["structure"]["name"], []).append(c)
-    names = sorted(optimal, key=lambda n: min(c["L"] for c in optimal[n]))
+        if isinstance(c.L, int):
+            optimal.setdefault(c.structure, []).append(c)
+    names = sorted(optimal, key=lambda n: min(c.L for c in optimal[n]))
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            ka, kb = optimal[a][0]["best"]["structure"]["key"], optimal[b][0]["best"]["structure"]["key"]
+            ka, kb = optimal[a][0].key, optimal[b][0].key
             if ka and kb:
                 ties = [float(t) for t in exact.tie_depths(ka, kb, K)]
                 method = "exact (closed forms)"
             else:
-                ca = max(optimal[a], key=lambda c: c["L"])
-                cb = min(optimal[b], key=lambda c: c["L"])
-                Za, Zb = np.array(ca["best"]["Z"]), np.array(cb["best"]["Z"])
+                ca = max(optimal[a], key=lambda c: c.L)
+                cb = min(optimal[b], key=lambda c: c.L)
+                Za, Zb = ca.matrix, cb.matrix
                 ties = _frozen_ties(Za, Zb)
                 method = "from the optimal matrices (shapes frozen)"
-                if cb["L"] - ca["L"] == 1 and len([t for t in ties if ca["L"] < t < cb["L"]]) == 1:
-                    t = next(t for t in ties if ca["L"] < t < cb["L"])
+                if cb.L - ca.L == 1 and len([t for t in ties if ca.L < t < cb.L]) == 1:
+                    t = next(t for t in ties if ca.L < t < cb.L)
                     for _ in range(CROSSOVER_REFINE):
                         q = schatten_exponent(t)
                         Za, Zb = polish(Za, q, a, WARM_SCHEDULE).Z, polish(Zb, q, b, WARM_SCHEDULE).Z
-                        near = [x for x in _frozen_ties(Za, Zb) if ca["L"] - 0.5 < x < cb["L"] + 0.5]
+                        near = [x for x in _frozen_ties(Za, Zb) if ca.L - 0.5 < x < cb.L + 0.5]
                         if not near:
                             break
                         t = min(near, key=lambda x: abs(x - t))
-                    ties = [t if ca["L"] < x < cb["L"] else x for x in ties]
+                    ties = [t if ca.L < x < cb.L else x for x in ties]
                     method = "re-polished at the crossing"
             out.append({"K": K, "a": a, "b": b, "ties": ties, "method": method,
-                        "a_optimal_at": [c["L"] for c in optimal[a]], "b_optimal_at": [c["L"] for c in optimal[b]]})
+                        "a_optimal_at": [c.L for c in optimal[a]], "b_optimal_at": [c.L for c in optimal[b]]})
     return out
 
 
@@ -304,7 +301,7 @@ def phase_column(config: dict, searched: Mapping | None = None) -> dict:
     cells = [_cell(K, L, effort, seed, found.get(L), len(own["starts"])) for L in depths]
     return {
         **cfg,
-        "cells": cells,
+        "cells": [c.to_record() for c in cells],
         "crossovers": _crossovers(K, cells),
         "starts": own["starts"],
         "solves": own["solves"],
@@ -360,38 +357,33 @@ def phase_diagram(mapper: Callable, configs: Sequence[dict]) -> list[dict]:
     return out
 
 
-def cells_of(columns: Sequence[dict]) -> list[dict]:
-    """The cells of the columns, in (K, L) order."""
-    return sorted((c for col in columns for c in col["cells"]), key=lambda c: (c["K"], float(c["L"])))
+def cells_of(columns: Sequence[dict]) -> list[PhaseCell]:
+    """The cells of the column records (``phase_column``'s), as ``PhaseCell``s in (K, L) order."""
+    return sorted((PhaseCell.from_record(c) for col in columns for c in col["cells"]), key=lambda c: (c.K, float(c.L)))
 
 
-def typed_cells(columns: Sequence[dict]) -> list[PhaseCell]:
-    """The cells of the columns as ``PhaseCell``s, in (K, L) order."""
-    return [PhaseCell.from_record(c) for c in cells_of(columns)]
-
-
-def boundary(cells: Sequence[dict]) -> list[dict]:
+def boundary(cells: Sequence[PhaseCell]) -> list[dict]:
     """Per K: the smallest integer L where NC is suboptimal, what beats it there, and thresholds.
 
     The rows also carry the exact threshold depths (real L beyond which the closed-form code
     beats NC) of the K-gon and the cross-polytope (``implicitbias.theory.codes``).
     """
     rows = []
-    for K in sorted({c["K"] for c in cells}):
-        column = sorted((c for c in cells if c["K"] == K and isinstance(c["L"], int)), key=lambda c: c["L"])
-        first = next((c for c in column if c["verdict"] == "NC suboptimal"), None)
+    for K in sorted({c.K for c in cells}):
+        column = sorted((c for c in cells if c.K == K and isinstance(c.L, int)), key=lambda c: c.L)
+        first = next((c for c in column if c.verdict == "NC suboptimal"), None)
         thresholds = {
             name: (float(exact.threshold_depth(name, K)) if K >= (3 if name == "cross_polytope" else 4) else math.inf)
             for name in ("cross_polytope", "kgon")
         }
         rows.append({
             "K": K,
-            "L_star": first["L"] if first else None,
-            "best_structure": first["best"]["structure"]["name"] if first else None,
-            "best_rank": first["best"]["rank"] if first else None,
-            "certificate": f"{first['certificate']['kind']}: {first['certificate']['structure']}" if first else None,
-            "Lmax_searched": max((c["L"] for c in column), default=None),
-            "nc_optimal_everywhere": all(c["verdict"] == "NC optimal" for c in column),
+            "L_star": first.L if first else None,
+            "best_structure": first.structure if first else None,
+            "best_rank": first.rank if first else None,
+            "certificate": f"{first.certificate.kind}: {first.certificate.structure}" if first else None,
+            "Lmax_searched": max((c.L for c in column), default=None),
+            "nc_optimal_everywhere": all(c.nc_optimal for c in column),
             "threshold_cross_polytope": thresholds["cross_polytope"],
             "threshold_kgon": thresholds["kgon"],
         })

@@ -18,12 +18,14 @@ is not significant, a rise between two depths, or a failed integration is inconc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth.kl_to_nc import FlowStart
 from implicitbias.claims.rules import fisher_smaller
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
@@ -79,46 +81,87 @@ def basin_configs(K: int, depths, n: int, scales, eps_values, seeds: int, margin
     ]
 
 
-def basin_summary(configs: list[dict], records: list[dict]) -> dict:
-    """{L: {(scale, eps): fraction at NC}}, {L: overall fraction}, {L: starts at NC}, {L: starts},
-    {L: failed integrations} (failed runs are counted, not used in the fractions)."""
+@dataclass(frozen=True)
+class BasinRun(FlowStart):
+    """One start (``basin_cell``'s config and record: ``FlowStart`` and the rank ``tolerance``):
+    where it ended, effective rank, KL to NC, smallest ``margin`` and ``time``; whether that is NC;
+    and solve_ivp's ``success`` and ``message``."""
+
+    tolerance: float
+    effective_rank: float
+    kl_to_nc: float
+    margin: float
+    time: float
+    at_nc: bool
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class BasinSummary:
+    """Per depth L: the fraction at NC over (scale, eps) (``maps``), over all starts (``overall``),
+    the starts at NC (``hits``), the starts integrated (``starts``) and the failed integrations
+    (``failed``: counted, not used in the fractions)."""
+
+    maps: dict[int, dict[tuple[float, float], float]]
+    overall: dict[int, float]
+    hits: dict[int, int]
+    starts: dict[int, int]
+    failed: dict[int, int]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The basin claim's evidence: every start, a ``BasinRun``."""
+
+    runs: tuple[BasinRun, ...]
+
+
+def basin_runs(configs: list[dict], records: list[dict]) -> tuple[BasinRun, ...]:
+    """``basin_cell``'s configs and records as ``BasinRun``s (the record's final ``margin`` replaces
+    the config's target)."""
+    return tuple(BasinRun(**{**c, **r}) for c, r in zip(configs, records))
+
+
+def basin_summary(runs: Sequence[BasinRun]) -> BasinSummary:
+    """The fractions of starts at NC per depth and per (scale, eps) (``BasinSummary``)."""
     cells: dict = {}
     failed: dict = {}
-    for cfg, rec in zip(configs, records):
-        failed[cfg["L"]] = failed.get(cfg["L"], 0) + (not rec["success"])
-        if rec["success"]:
-            cells.setdefault(cfg["L"], {}).setdefault((cfg["scale"], cfg["eps"]), []).append(rec["at_nc"])
+    for run in runs:
+        failed[run.L] = failed.get(run.L, 0) + (not run.success)
+        if run.success:
+            cells.setdefault(run.L, {}).setdefault((run.scale, run.eps), []).append(run.at_nc)
     maps = {L: {k: float(np.mean(v)) for k, v in grid.items()} for L, grid in cells.items()}
     hits = {L: int(sum(x for v in grid.values() for x in v)) for L, grid in cells.items()}
     starts = {L: sum(len(v) for v in grid.values()) for L, grid in cells.items()}
     overall = {L: hits[L] / starts[L] for L in cells}
-    return {"maps": maps, "overall": overall, "hits": hits, "starts": starts, "failed": failed}
+    return BasinSummary(maps, overall, hits, starts, failed)
 
 
-def basin_figure(path: Path, configs: list[dict], records: list[dict]) -> tuple[Path, dict]:
+def basin_figure(path: Path, runs: Sequence[BasinRun]) -> tuple[Path, BasinSummary]:
     """One heatmap per depth: fraction of starts ending at NC over (init scale, perturbation)."""
-    summary = basin_summary(configs, records)
-    depths = sorted(summary["maps"])
-    scales = sorted({c["scale"] for c in configs})
-    eps_values = sorted({c["eps"] for c in configs})
+    summary = basin_summary(runs)
+    depths = sorted(summary.maps)
+    scales = sorted({r.scale for r in runs})
+    eps_values = sorted({r.eps for r in runs})
     fig, axes = subplots(1, len(depths), figsize=(3.2 * len(depths), 3.2), squeeze=False)
     columns: dict[str, list] = {"L": [], "scale": [], "eps": [], "fraction_at_nc": []}
     for ax, L in zip(axes[0], depths):
-        grid = np.array([[summary["maps"][L].get((s, e), np.nan) for s in scales] for e in eps_values])
+        grid = np.array([[summary.maps[L].get((s, e), np.nan) for s in scales] for e in eps_values])
         im = ax.imshow(grid, origin="lower", vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(scales)), [f"{s:g}" for s in scales], rotation=45)
         ax.set_yticks(range(len(eps_values)), [f"{e:g}" for e in eps_values])
-        ax.set_title(f"L = {L}: {summary['overall'][L]:.2f} at NC")
+        ax.set_title(f"L = {L}: {summary.overall[L]:.2f} at NC")
         ax.set_xlabel("init scale")
         for e in eps_values:
             for s in scales:
                 columns["L"].append(L)
                 columns["scale"].append(s)
                 columns["eps"].append(e)
-                columns["fraction_at_nc"].append(summary["maps"][L].get((s, e), np.nan))
+                columns["fraction_at_nc"].append(summary.maps[L].get((s, e), np.nan))
     axes[0, 0].set_ylabel("perturbation eps")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="fraction ending at NC")
-    fig.suptitle(f"Basin of NC (K = {configs[0]['K']}): final effective rank >= K - 1.5", y=1.04)
+    fig.suptitle(f"Basin of NC (K = {runs[0].K}): final effective rank >= K - 1.5", y=1.04)
     return save_figure(fig, path, columns), summary
 
 
@@ -155,21 +198,21 @@ class Basin(Claim):
         records = ctx.map(KIND, basin_cell, configs, desc="basin of NC")
         check = (f"K = {config.K}, S_j(0) = scale exp(eps xi_j), {len(config.scales)} scales x {len(config.eps)} eps "
                  f"x {config.seeds} seeds per depth, balanced flow to margin {config.margin:g}")
-        return Evidence(check, {"runs": [{**c, **r} for c, r in zip(configs, records)]})
+        return Evidence(check, Measured(basin_runs(configs, records)))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        runs = evidence.data["runs"]
-        s = basin_summary(runs, runs)
-        depths = sorted(s["overall"])
+        s = basin_summary(evidence.data.runs)
+        depths = sorted(s.overall)
         shallow, deep = depths[0], depths[-1]
-        p = fisher_smaller(s["hits"][shallow], s["starts"][shallow], s["hits"][deep], s["starts"][deep])
-        fractions = [s["overall"][L] for L in depths]
+        p = fisher_smaller(s.hits[shallow], s.starts[shallow], s.hits[deep], s.starts[deep])
+        fractions = [s.overall[L] for L in depths]
+        failed = sum(s.failed.values())
         measured = (f"fraction at NC for L = {shallow}..{deep}: " + ", ".join(f"{f:.2f}" for f in fractions)
-                    + f" (n = {s['starts'][shallow]} starts per depth); Fisher p = {p:.1e}")
-        numbers = {"fractions": dict(zip(map(str, depths), fractions)), "starts": s["starts"][shallow],
-                   "fisher_p": p, "failed": sum(s["failed"].values())}
-        if sum(s["failed"].values()):
-            return inconclusive(f"{sum(s['failed'].values())} integrations failed", measured, **numbers)
+                    + f" (n = {s.starts[shallow]} starts per depth); Fisher p = {p:.1e}")
+        numbers = {"fractions": dict(zip(map(str, depths), fractions)), "starts": s.starts[shallow],
+                   "fisher_p": p, "failed": failed}
+        if failed:
+            return inconclusive(f"{failed} integrations failed", measured, **numbers)
         if fractions[-1] >= fractions[0]:
             return disagrees(f"the basin at L = {deep} is not smaller than at L = {shallow}", measured, **numbers)
         rises = [L for L, a, b in zip(depths[1:], fractions, fractions[1:]) if b > a]
@@ -181,14 +224,13 @@ class Basin(Claim):
                       measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        runs = evidence.data["runs"]
-        path, summary = basin_figure(ctx.path("dynamics_basin.png"), runs, runs)
+        path, summary = basin_figure(ctx.path("dynamics_basin.png"), evidence.data.runs)
         return "\n".join([
             f"![basin]({ctx.link(path)})",
             "",
             markdown_table(["L", "starts", "at NC", "fraction", "failed integrations"],
-                           [[L, summary["starts"][L], summary["hits"][L], f"{f:.3f}", summary["failed"][L]]
-                            for L, f in sorted(summary["overall"].items())]),
+                           [[L, summary.starts[L], summary.hits[L], f"{f:.3f}", summary.failed[L]]
+                            for L, f in sorted(summary.overall.items())]),
         ])
 
 

@@ -41,6 +41,41 @@ class Config:
     seeds: int = 3
 
 
+@dataclass(frozen=True)
+class ProofCell:
+    """K: whether sympy proved the column softmax dyadic and the gradient diagonal in Q."""
+
+    K: int
+    softmax_is_dyadic: bool
+    gradient_is_diagonal: bool
+
+    @property
+    def proven(self) -> bool:
+        return self.softmax_is_dyadic and self.gradient_is_diagonal
+
+
+@dataclass(frozen=True)
+class NumericCell:
+    """(K, seed): the dyadic defect of the float64 softmax and the off-diagonal mass of Q (P - I) Q."""
+
+    K: int
+    seed: int
+    softmax_defect: float
+    gradient_off_diagonal: float
+
+    @property
+    def defect(self) -> float:
+        return max(self.softmax_defect, self.gradient_off_diagonal)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The claim's evidence: the symbolic proofs and the numerical cells."""
+
+    proofs: tuple[ProofCell, ...]
+    numeric: tuple[NumericCell, ...]
+
+
 def proof_cell(config: dict) -> dict:
     """Cell {"K"} -> the exact sympy checks of ``softmax_dyadic_proof(K)``."""
     proof = softmax_dyadic_proof(config["K"])
@@ -76,21 +111,19 @@ class HadamardDiagonalisation(Claim):
         numbers = ctx.map(NUMERIC_KIND, numeric_cell, numeric_cfgs, desc="Hadamard numerics")
         check = (f"exact sympy proof for K = {', '.join(map(str, config.symbolic_Ks))}; float64 softmax of random "
                  f"dyadic logits, K = {', '.join(map(str, config.numeric_Ks))}, {config.seeds} seeds")
-        return Evidence(check, {
-            "proofs": [{"K": K, **p} for K, p in zip(config.symbolic_Ks, proofs)],
-            "numeric": [{**c, **r} for c, r in zip(numeric_cfgs, numbers)],
-        })
+        return Evidence(check, Measured(tuple(ProofCell(K, **p) for K, p in zip(config.symbolic_Ks, proofs)),
+                                        tuple(NumericCell(**c, **r) for c, r in zip(numeric_cfgs, numbers))))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        proofs, numeric = evidence.data["proofs"], evidence.data["numeric"]
+        proofs, numeric = evidence.data.proofs, evidence.data.numeric
         tol = self.threshold("rounding")
-        proven = [p["K"] for p in proofs if p["softmax_is_dyadic"] and p["gradient_is_diagonal"]]
-        worst = max(max(r["softmax_defect"], r["gradient_off_diagonal"]) for r in numeric)
+        proven = [p.K for p in proofs if p.proven]
+        worst = max(r.defect for r in numeric)
         measured = (f"proved for K = {', '.join(map(str, proven)) or 'none'} of {len(proofs)}; largest numerical "
-                    f"defect {worst:.1e} (K up to {max(r['K'] for r in numeric)})")
+                    f"defect {worst:.1e} (K up to {max(r.K for r in numeric)})")
         numbers = {"proven_K": proven, "max_numeric_defect": worst}
         if worst > tol:
-            bad = sorted({r["K"] for r in numeric if max(r["softmax_defect"], r["gradient_off_diagonal"]) > tol})
+            bad = sorted({r.K for r in numeric if r.defect > tol})
             return disagrees(f"softmax of a dyadic matrix is not dyadic for K = {bad} (defect {worst:.1e} > {tol:g})",
                              measured, **numbers)
         if len(proven) < len(proofs):
@@ -99,8 +132,8 @@ class HadamardDiagonalisation(Claim):
         return agrees("exact for the symbolic K and dyadic to rounding for the numerical K", measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        rows = [[r["K"], r["seed"], f"{r['softmax_defect']:.1e}", f"{r['gradient_off_diagonal']:.1e}"]
-                for r in evidence.data["numeric"]]
+        rows = [[r.K, r.seed, f"{r.softmax_defect:.1e}", f"{r.gradient_off_diagonal:.1e}"]
+                for r in evidence.data.numeric]
         return markdown_table(["K", "seed", "dyadic defect of softmax", "off-diagonal mass of Q(P - I)Q"], rows)
 
 

@@ -12,6 +12,7 @@ evidence is "not run" on a machine without its files.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from implicitbias.claims import Claim, Evidence, Verdict, not_run
@@ -39,6 +40,15 @@ class Config:
     datasets: tuple[str, ...] = ("digits",)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A head-rank claim's evidence on one dataset: the summary rows of its grids, every head init
+    (none when the dataset's files are missing: then ``Evidence.missing`` says why)."""
+
+    dataset: str
+    rows: tuple[hr.HeadRankRow, ...]
+
+
 CONFIGS = {"default": Config(), "gpu": Config(datasets=("digits", "fashion_mnist"))}
 CONFIGS["full"] = CONFIGS["gpu"]
 
@@ -57,12 +67,12 @@ class HeadRankClaim(Claim):
         return measure(ctx, config, small_init=self.small_init)
 
     def judge(self, evidence: Evidence) -> Verdict:
-        if "missing" in evidence.data:
-            return not_run(evidence.data["missing"])
+        if evidence.missing is not None:
+            return not_run(evidence.missing)
         return self.rule(evidence)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        return "" if "missing" in evidence.data else self.figure(ctx, evidence)
+        return "" if evidence.missing is not None else self.figure(ctx, evidence)
 
     def rule(self, evidence: Evidence) -> Verdict:
         raise NotImplementedError
@@ -96,8 +106,8 @@ def train_grids(ctx, config: Config) -> None:
 
 
 def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
-    """One Evidence per dataset: {"dataset", "rows"} (``hr.summarise`` rows, every head init), or
-    {"dataset", "missing"} when the dataset's files are not on this machine.  ``small_init``: only
+    """One Evidence per dataset: ``Measured`` (``hr.summarise`` rows, every head init), without rows
+    and with ``missing`` set when the dataset's files are not on this machine.  ``small_init``: only
     the datasets whose grids include the small-initialisation comparison."""
     out = []
     for dataset in config.datasets:
@@ -105,22 +115,22 @@ def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
             continue
         problem = dataset_path_problem(dataset, None)
         if problem is not None:
-            out.append(Evidence(setting(dataset), {"dataset": dataset, "missing": problem}, dataset))
+            out.append(Evidence(setting(dataset), Measured(dataset, ()), dataset, missing=problem))
             continue
         configs, records = train(ctx, dataset)
-        out.append(Evidence(setting(dataset), {"dataset": dataset, "rows": hr.summarise(configs, records)}, dataset))
+        out.append(Evidence(setting(dataset), Measured(dataset, tuple(hr.summarise(configs, records))), dataset))
     return out
 
 
-def he_rows(evidence: Evidence) -> list[dict]:
-    return [r for r in evidence.data["rows"] if r["head_init"] == "he"]
+def he_rows(evidence: Evidence) -> list[hr.HeadRankRow]:
+    return [r for r in evidence.data.rows if r.head_init == "he"]
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: Sequence[hr.HeadRankRow]) -> str:
     return markdown_table(
         ["head init", "depth L", "width", "seeds", "eff. rank of Zbar", "test acc", "min train acc", "NC1"],
-        [[r["head_init"], r["depth"], r["width"] or "-", r["seeds"], f"{r['rank_mean']:.2f} ± {r['rank_std']:.2f}",
-          f"{r['test_acc_mean']:.3f}", f"{r['train_acc_min']:.3f}", f"{r['nc1_mean']:.3f}"] for r in rows],
+        [[r.head_init, r.depth, r.width or "-", r.seeds, f"{r.rank_mean:.2f} ± {r.rank_std:.2f}",
+          f"{r.test_acc_mean:.3f}", f"{r.train_acc_min:.3f}", f"{r.nc1_mean:.3f}"] for r in rows],
     )
 
 

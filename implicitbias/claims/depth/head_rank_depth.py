@@ -41,10 +41,10 @@ class HeadRankDepth(grids.HeadRankClaim):
             drops={str(w): d for w, d in drops.items()})
 
     def figure(self, ctx, evidence: Evidence) -> str:
-        rows = evidence.data["rows"]
+        rows, dataset = evidence.data.rows, evidence.data.dataset
         lines = {f"{init} init, width {w}": line for (init, w), line in depth_lines(rows).items()}
-        figure = grids.line_figure(ctx, f"head_rank_depth_{evidence.data['dataset']}.png", lines,
-                                   "head depth L (weight matrices)", f"rank vs depth ({evidence.data['dataset']})")
+        figure = grids.line_figure(ctx, f"head_rank_depth_{dataset}.png", lines, "head depth L (weight matrices)",
+                                   f"rank vs depth ({dataset})")
         return f"{figure}\n\n{grids.table(rows)}"
 
 

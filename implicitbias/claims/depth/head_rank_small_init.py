@@ -13,15 +13,18 @@ inconclusive between.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from implicitbias.claims import Evidence, Threshold, Verdict
 from implicitbias.claims.depth import head_rank as grids
 from implicitbias.claims.rules import trend_verdict
+from implicitbias.validation.head_rank import HeadRankRow
 
 
-def pairs(rows: list[dict]) -> list[tuple[int, int, float, float]]:
+def pairs(rows: Sequence[HeadRankRow]) -> list[tuple[int, int, float, float]]:
     """(depth, width, rank small init, rank He init) for every depth >= 2 cell trained both ways."""
-    small = {(r["depth"], r["width"]): r["rank_mean"] for r in rows if r["head_init"] == "small" and r["depth"] > 1}
-    he = {(r["depth"], r["width"]): r["rank_mean"] for r in rows if r["head_init"] == "he"}
+    small = {(r.depth, r.width): r.rank_mean for r in rows if r.head_init == "small" and r.depth > 1}
+    he = {(r.depth, r.width): r.rank_mean for r in rows if r.head_init == "he"}
     return [(L, w, small[L, w], he[L, w]) for (L, w) in sorted(small) if (L, w) in he]
 
 
@@ -38,13 +41,13 @@ class HeadRankSmallInit(grids.HeadRankClaim):
     def measure(self, ctx, config) -> list[Evidence]:
         out = super().measure(ctx, config)
         for ev in out:
-            base, axes = grids.GRIDS[ev.data["dataset"]][1]
+            base, axes = grids.GRIDS[ev.data.dataset][1]
             ev.check += (f"; small init He x{base['head_init_scale']} at depths {axes['depths']}, width {axes['widths']}, "
                          f"{len(axes['seeds'])} seed(s)")
         return out
 
     def rule(self, evidence: Evidence) -> Verdict:
-        found = pairs(evidence.data["rows"])
+        found = pairs(evidence.data.rows)
         tol = self.threshold("trend_step")
         measured = "; ".join(f"L = {L}, width {w}: {a:.2f} (small) vs {b:.2f} (He)" for L, w, a, b in found) or "no pairs"
         return trend_verdict(
@@ -55,10 +58,10 @@ class HeadRankSmallInit(grids.HeadRankClaim):
             pairs=[list(p) for p in found])
 
     def figure(self, ctx, evidence: Evidence) -> str:
-        found = pairs(evidence.data["rows"])
+        found = pairs(evidence.data.rows)
         lines = {"small init": [(L, a) for L, _, a, _ in found], "He init": [(L, b) for L, _, _, b in found]}
-        return grids.line_figure(ctx, f"head_rank_small_init_{evidence.data['dataset']}.png", lines,
-                                 "head depth L", f"small vs He head init ({evidence.data['dataset']})")
+        return grids.line_figure(ctx, f"head_rank_small_init_{evidence.data.dataset}.png", lines,
+                                 "head depth L", f"small vs He head init ({evidence.data.dataset})")
 
 
 CLAIM = HeadRankSmallInit()

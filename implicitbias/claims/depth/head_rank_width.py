@@ -38,9 +38,9 @@ class HeadRankWidth(grids.HeadRankClaim):
             rises={str(L): d for L, d in rises.items()})
 
     def figure(self, ctx, evidence: Evidence) -> str:
-        lines = {f"{init} init, L = {L}": line for (init, L), line in width_lines(evidence.data["rows"]).items()}
-        return grids.line_figure(ctx, f"head_rank_width_{evidence.data['dataset']}.png", lines, "head width",
-                                 f"rank vs width ({evidence.data['dataset']})", log_x=True)
+        lines = {f"{init} init, L = {L}": line for (init, L), line in width_lines(evidence.data.rows).items()}
+        return grids.line_figure(ctx, f"head_rank_width_{evidence.data.dataset}.png", lines, "head width",
+                                 f"rank vs width ({evidence.data.dataset})", log_x=True)
 
 
 CLAIM = HeadRankWidth()

@@ -18,6 +18,7 @@ inconclusive.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,26 +60,72 @@ def trajectory_configs(
     ]
 
 
-def trajectory_figure(path: Path, configs: list[dict], records: list[dict]) -> Path:
+@dataclass(frozen=True)
+class FlowStart:
+    """A balanced flow from a perturbed NC spectrum S_j(0) = scale exp(eps xi_j) (``perturbed_nc``):
+    K classes, depth L (weight matrices), n samples per class, the start's ``scale``, ``eps`` and
+    ``seed``, and the horizon ``t_end``."""
+
+    K: int
+    L: int
+    n: int
+    scale: float
+    eps: float
+    seed: int
+    t_end: float
+
+
+@dataclass(frozen=True)
+class Trajectory(FlowStart):
+    """One ``trajectory_record`` run with its config (``FlowStart`` and the ``points`` sampled): the
+    samples (times, singular values T x (K - 1), margin, effective rank, KL to NC), the event that
+    stopped it (None: t_end) and solve_ivp's ``success`` and ``message`` (the record's margin
+    samples replace the config's target)."""
+
+    points: int
+    times: Sequence[float]
+    singular_values: Sequence[Sequence[float]]
+    margin: Sequence[float]
+    effective_rank: Sequence[float]
+    kl: Sequence[float]
+    event: str | None
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The claim's evidence: one ``Trajectory`` per depth, and the smallest depth called deep."""
+
+    runs: tuple[Trajectory, ...]
+    deep_from: int
+
+
+def trajectories(configs: list[dict], records: list[dict]) -> tuple[Trajectory, ...]:
+    """``trajectory_record``'s configs and records as ``Trajectory``s."""
+    return tuple(Trajectory(**{**c, **r}) for c, r in zip(configs, records))
+
+
+def trajectory_figure(path: Path, runs: Sequence[Trajectory]) -> Path:
     """2 x 2 panels against time: normalised singular values, effective rank, KL to NC, margin."""
     fig, axes = subplots(2, 2, figsize=(10, 7), sharex=True)
     columns: dict[str, list] = {"L": [], "t": [], "margin": [], "effective_rank": [], "kl_to_nc": [], "S_min/S_max": []}
-    colours = colormaps["viridis"](np.linspace(0, 0.9, len(configs)))
-    for cfg, rec, colour in zip(configs, records, colours):
-        t = np.asarray(rec["times"])
-        S = np.asarray(rec["singular_values"])
-        label = f"L = {cfg['L']}"
+    colours = colormaps["viridis"](np.linspace(0, 0.9, len(runs)))
+    for run, colour in zip(runs, colours):
+        t = np.asarray(run.times)
+        S = np.asarray(run.singular_values)
+        label = f"L = {run.L}"
         axes[0, 0].plot(t, S / S.max(axis=1, keepdims=True), color=colour, lw=0.8)
-        axes[0, 1].plot(t, rec["effective_rank"], color=colour, label=label)
-        axes[1, 0].plot(t, rec["kl"], color=colour, label=label)
-        axes[1, 1].plot(t, rec["margin"], color=colour, label=label)
-        columns["L"] += [cfg["L"]] * len(t)
+        axes[0, 1].plot(t, run.effective_rank, color=colour, label=label)
+        axes[1, 0].plot(t, run.kl, color=colour, label=label)
+        axes[1, 1].plot(t, run.margin, color=colour, label=label)
+        columns["L"] += [run.L] * len(t)
         columns["t"] += list(t)
-        columns["margin"] += list(rec["margin"])
-        columns["effective_rank"] += list(rec["effective_rank"])
-        columns["kl_to_nc"] += list(rec["kl"])
+        columns["margin"] += list(run.margin)
+        columns["effective_rank"] += list(run.effective_rank)
+        columns["kl_to_nc"] += list(run.kl)
         columns["S_min/S_max"] += list(S.min(axis=1) / S.max(axis=1))
-    K = configs[0]["K"]
+    K = runs[0].K
     axes[0, 0].set_ylabel("S_j / max S (all modes)")
     axes[0, 1].set_ylabel("effective rank (Roy-Vetterli)")
     axes[0, 1].axhline(K - 1, color="grey", ls=":", lw=0.8)
@@ -91,7 +138,7 @@ def trajectory_figure(path: Path, configs: list[dict], records: list[dict]) -> P
         ax.set_xlabel("time t (gradient-flow clock)")
     axes[0, 1].legend()
     fig.suptitle(
-        f"Balanced Hadamard flow, K = {K}, start S_j = {configs[0]['scale']:g} exp({configs[0]['eps']:g} xi_j)"
+        f"Balanced Hadamard flow, K = {K}, start S_j = {runs[0].scale:g} exp({runs[0].eps:g} xi_j)"
     )
     return save_figure(fig, path, columns)
 
@@ -157,12 +204,12 @@ class KLToNC(Claim):
         records = ctx.map(KIND, trajectory_record, configs, desc="KL trajectories")
         check = (f"balanced flow, K = {config.K}, S_j(0) = {config.scale:g} exp({config.eps:g} xi_j), "
                  f"L = {list(config.depths)} to margin {config.margin:g}; deep means L >= {config.deep_from}")
-        return Evidence(check, {"runs": [{**c, **r} for c, r in zip(configs, records)], "deep_from": config.deep_from})
+        return Evidence(check, Measured(trajectories(configs, records), config.deep_from))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        runs, deep_from = evidence.data["runs"], evidence.data["deep_from"]
-        shallow = [np.asarray(r["kl"]) for r in runs if r["L"] == 1]
-        deep = {r["L"]: np.asarray(r["kl"]) for r in runs if r["L"] >= deep_from}
+        runs, deep_from = evidence.data.runs, evidence.data.deep_from
+        shallow = [np.asarray(r.kl) for r in runs if r.L == 1]
+        deep = {r.L: np.asarray(r.kl) for r in runs if r.L >= deep_from}
         rise = max((float(np.max(np.diff(k))) for k in shallow), default=float("nan"))
         floor = self.threshold("kl_floor")
         factor = {L: float(k[-1] / max(k[0], floor)) for L, k in deep.items()}
@@ -172,7 +219,7 @@ class KLToNC(Claim):
                     + ", ".join(f"{L}: {f:.3g}" for L, f in factor.items()))
         numbers = {"shallow_max_rise": rise, "deep_growth": {str(L): f for L, f in factor.items()},
                    "deep_rising": {str(L): v for L, v in rising.items()}}
-        failed = [f"L = {r['L']}: {r['message']}" for r in runs if not r["success"]]
+        failed = [f"L = {r.L}: {r.message}" for r in runs if not r.success]
         if failed or not shallow or not deep:
             return inconclusive("; ".join(failed) or f"needs an L = 1 run and one with L >= {deep_from}",
                                 measured, **numbers)
@@ -187,8 +234,7 @@ class KLToNC(Claim):
         return agrees("non-increasing for L = 1; still rising and over 10-fold for every deep run", measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        runs = evidence.data["runs"]
-        path = trajectory_figure(ctx.path("dynamics_trajectory.png"), runs, runs)
+        path = trajectory_figure(ctx.path("dynamics_trajectory.png"), evidence.data.runs)
         return "\n".join([
             "KL divergence to NC used here: KL(uniform || S / sum S) over the K - 1 active modes "
             "(`implicitbias.numerics.metrics.kl_to_nc`); zero at NC, infinite when a mode vanishes.",

@@ -21,11 +21,11 @@ or the certified bound lies below K - 1 while a solver reaches it (NC not certif
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.search import search
 from implicitbias.numerics.maxmargin.solver import nuclear_norm_dual_bound, nuclear_norm_optimum
@@ -40,14 +40,35 @@ class Config:
     effort: int = 2
 
 
+@dataclass(frozen=True)
+class ShallowCell:
+    """The three routes at L = 1 for K classes: the exact dual bound of uniform multipliers, cvxpy's
+    value, dual bound, status and its solution's re-verified objective, and the non-convex search's
+    value at p = 1 (None where not searched)."""
+
+    K: int
+    uniform_bound: float
+    cvxpy_value: float
+    cvxpy_bound: float
+    cvxpy_status: str
+    cvxpy_verified: float
+    search_value: float | None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The L = 1 claim's evidence: one ``ShallowCell`` per K."""
+
+    cells: tuple[ShallowCell, ...]
+
+
 def shallow_cell(config: dict) -> dict:
     """Cell {K, search, effort}: the three routes at L = 1 (module docstring)."""
     K = config["K"]
     cvx = nuclear_norm_optimum(K)
     found = search(K, [1], config["effort"], seed=K).best[1].objective if config["search"] else None
-    return {"K": K, "uniform_bound": nuclear_norm_dual_bound(np.full((K, K), 1.0 / K)), "cvxpy_value": cvx["value"],
-            "cvxpy_bound": cvx["lower_bound"], "cvxpy_status": cvx["status"],
-            "cvxpy_verified": cvx["solution"].objective, "search_value": found}
+    return asdict(ShallowCell(K, nuclear_norm_dual_bound(np.full((K, K), 1.0 / K)), cvx["value"], cvx["lower_bound"],
+                              cvx["status"], cvx["solution"].objective, found))
 
 
 class NCShallow(Claim):
@@ -68,22 +89,22 @@ class NCShallow(Claim):
         cells = ctx.map(KIND, shallow_cell, configs, desc="L = 1")
         check = (f"exact dual bound (uniform multipliers) and cvxpy (Clarabel) for K = {config.Ks[0]}..{config.Ks[-1]}; "
                  f"non-convex search at p = 1 (effort {config.effort}) for K in {list(config.search_Ks)}")
-        return Evidence(check, {"cells": cells})
+        return Evidence(check, Measured(typed(ShallowCell, cells)))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        cells = evidence.data["cells"]
+        cells = evidence.data.cells
         tol = self.threshold("tolerance")
         below, uncertified, unsolved = [], [], []
         for c in cells:
-            nc = c["K"] - 1
-            values = [c["cvxpy_verified"]] + ([c["search_value"]] if c["search_value"] is not None else [])
+            nc = c.K - 1
+            values = [c.cvxpy_verified] + ([c.search_value] if c.search_value is not None else [])
             if min(values) < nc * (1 - tol):
-                below.append(c["K"])
-            if max(c["uniform_bound"], c["cvxpy_bound"]) < nc * (1 - tol):
-                uncertified.append(c["K"])
-            if c["cvxpy_status"] != "optimal":
-                unsolved.append(c["K"])
-        worst = max(abs(c["cvxpy_value"] - (c["K"] - 1)) / (c["K"] - 1) for c in cells)
+                below.append(c.K)
+            if max(c.uniform_bound, c.cvxpy_bound) < nc * (1 - tol):
+                uncertified.append(c.K)
+            if c.cvxpy_status != "optimal":
+                unsolved.append(c.K)
+        worst = max(abs(c.cvxpy_value - (c.K - 1)) / (c.K - 1) for c in cells)
         measured = (f"{len(cells) - len(below) - len(uncertified)}/{len(cells)} K certified at K - 1; "
                     f"max |cvxpy - (K - 1)| / (K - 1) = {worst:.1e}")
         numbers = {"below": below, "uncertified": uncertified, "unsolved": unsolved, "worst": worst}
@@ -98,8 +119,8 @@ class NCShallow(Claim):
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         return markdown_table(
             ["K", "dual bound (uniform)", "cvxpy value", "cvxpy dual bound", "status", "search at p = 1"],
-            [[c["K"], f"{c['uniform_bound']:.9f}", f"{c['cvxpy_value']:.9f}", f"{c['cvxpy_bound']:.9f}", c["cvxpy_status"],
-              "-" if c["search_value"] is None else f"{c['search_value']:.9f}"] for c in evidence.data["cells"]])
+            [[c.K, f"{c.uniform_bound:.9f}", f"{c.cvxpy_value:.9f}", f"{c.cvxpy_bound:.9f}", c.cvxpy_status,
+              "-" if c.search_value is None else f"{c.search_value:.9f}"] for c in evidence.data.cells])
 
 
 CLAIM = NCShallow()

@@ -19,14 +19,13 @@ from dataclasses import dataclass
 
 from implicitbias.claims.depth.theorem_3_1 import CLAIM as THEOREM_3_1
 from implicitbias.numerics.maxmargin import gd_census
-from implicitbias.numerics.maxmargin.cells import PhaseCell
+from implicitbias.numerics.maxmargin.cells import CensusCell, PhaseCell
 from implicitbias.numerics.maxmargin.phase import (
     boundary,
     cells_of,
     column_config,
     phase_configs,
     phase_diagram,
-    typed_cells,
 )
 
 __all__ = ["CENSUS", "LARGE_K", "LARGE_DEPTHS", "GDCensus", "PhaseAtlas", "census", "phase_atlas"]
@@ -44,12 +43,12 @@ LARGE_DEPTHS = tuple(range(1, 7))  # its depths
 @dataclass(frozen=True)
 class GDCensus:
     """Where GD ends on the grid Ks x Ls, ``seeds`` initialisations per cell: one record of
-    ``gd_census.census_cell`` per (K, L), in (K, L) order (``frequencies``: seeds per named end point)."""
+    ``gd_census.census_cell`` per (K, L), read as a ``CensusCell``, in (K, L) order."""
 
     Ks: tuple[int, ...]
     Ls: tuple[int, ...]
     seeds: int
-    records: list[dict]
+    records: tuple[CensusCell, ...]
 
 
 @dataclass(frozen=True)
@@ -74,13 +73,13 @@ def census(ctx) -> GDCensus:
     Ks, Ls, seeds = CENSUS[ctx.tier]
     records = ctx.map(gd_census.KIND, gd_census.census_cell,
                       [gd_census.census_config(K, L, seeds=seeds) for K in Ks for L in Ls], desc="GD census")
-    return GDCensus(tuple(Ks), tuple(Ls), seeds, records)
+    return GDCensus(tuple(Ks), tuple(Ls), seeds, tuple(CensusCell.from_record(r) for r in records))
 
 
 def phase_atlas(ctx) -> PhaseAtlas:
     """The atlas of the phase grid Theorem 3.1 judges in ``ctx.tier``, the GD census and the large-K row."""
     config = THEOREM_3_1.config(ctx.tier)
     columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
-    large = typed_cells(phase_diagram(ctx.map, [column_config(LARGE_K[ctx.tier], LARGE_DEPTHS)]))
-    return PhaseAtlas(config.kmax, config.lmax, columns, typed_cells(columns), boundary(cells_of(columns)), census(ctx),
-                      large)
+    large = cells_of(phase_diagram(ctx.map, [column_config(LARGE_K[ctx.tier], LARGE_DEPTHS)]))
+    cells = cells_of(columns)
+    return PhaseAtlas(config.kmax, config.lmax, columns, cells, boundary(cells), census(ctx), large)

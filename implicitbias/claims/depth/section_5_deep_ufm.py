@@ -18,6 +18,7 @@ more than that; steps within it, or a grid cell without a converged run, are inc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +69,55 @@ def trained_rank(config: dict) -> dict:
     }
 
 
-def rank_grid(cells: list[dict]) -> tuple[list[int], list[int], np.ndarray, int]:
+@dataclass(frozen=True)
+class TrainedRun:
+    """One ``trained_rank`` run with its config (K, depth L, width d, n, init ``scale``, ``lr``,
+    ``steps``, ``seed``): whether it diverged (then ``message`` says why and the rest is None), else
+    the NC metrics of its last hidden features (``NCMetrics``' fields), the effective ranks of its
+    mean logits (``rank.DEFINITIONS``), its final loss, margin and KL to NC."""
+
+    K: int
+    L: int
+    d: int
+    n: int
+    scale: float
+    lr: float
+    steps: int
+    seed: int
+    diverged: bool
+    message: str | None = None
+    nc1: float | None = None
+    nc2: float | None = None
+    nc2_equinorm: float | None = None
+    nc2_equiangularity: float | None = None
+    nc3: float | None = None
+    nc4_agreement: float | None = None
+    roy_vetterli: float | None = None
+    roy_vetterli_squared: float | None = None
+    stable: float | None = None
+    threshold: float | None = None
+    loss: float | None = None
+    margin: float | None = None
+    kl_to_nc: float | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Section 5's evidence: every run of the depth x width x seed grid."""
+
+    cells: tuple[TrainedRun, ...]
+
+
+def rank_grid(cells: Sequence[TrainedRun]) -> tuple[list[int], list[int], np.ndarray, int]:
     """(depths, widths, mean Roy-Vetterli rank per (L, d) over converged seeds (nan if none), diverged runs)."""
-    depths = sorted({c["L"] for c in cells})
-    widths = sorted({c["d"] for c in cells})
+    depths = sorted({c.L for c in cells})
+    widths = sorted({c.d for c in cells})
     grid = np.full((len(depths), len(widths)), np.nan)
     for i, L in enumerate(depths):
         for j, d in enumerate(widths):
-            vals = [c["roy_vetterli"] for c in cells if c["L"] == L and c["d"] == d and not c["diverged"]]
+            vals = [c.roy_vetterli for c in cells if c.L == L and c.d == d and not c.diverged]
             grid[i, j] = np.mean(vals) if vals else np.nan
-    return depths, widths, grid, sum(c["diverged"] for c in cells)
+    return depths, widths, grid, sum(c.diverged for c in cells)
 
 
 class Section5DeepUFM(Claim):
@@ -103,10 +143,10 @@ class Section5DeepUFM(Claim):
         records = ctx.map(KIND, trained_rank, configs, desc="section 5 (deep UFM)")
         check = (f"GD from Gaussian init, no regularisation, K = {config.K}, L in {list(config.depths)}, "
                  f"d in {list(config.widths)}, {config.seeds} seeds, lr {config.lr:g}, {config.steps} steps")
-        return Evidence(check, {"cells": [{**c, **r} for c, r in zip(configs, records)]})
+        return Evidence(check, Measured(tuple(TrainedRun(**c, **r) for c, r in zip(configs, records))))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        depths, widths, grid, diverged = rank_grid(evidence.data["cells"])
+        depths, widths, grid, diverged = rank_grid(evidence.data.cells)
         tol = self.threshold("trend_step")
         measured = (f"rank {grid[0, 0]:.2f} (L = {depths[0]}, d = {widths[0]}) ... {grid[-1, 0]:.2f} (L = {depths[-1]}); "
                     f"{grid[-1, -1]:.2f} at d = {widths[-1]}; {diverged} diverged runs")
@@ -121,7 +161,7 @@ class Section5DeepUFM(Claim):
             unclear=f"some step is within {tol:g} rank units", **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        cells = evidence.data["cells"]
+        cells = evidence.data.cells
         depths, widths, grid, _ = rank_grid(cells)
         fig, ax = subplots(figsize=(6, 3.8))
         columns: dict[str, list] = {"d": [], "L": [], "effective_rank": []}
@@ -132,13 +172,13 @@ class Section5DeepUFM(Claim):
             columns["effective_rank"] += list(grid[:, j])
         ax.set_xlabel("depth L")
         ax.set_ylabel("effective rank of mean logits (Roy-Vetterli)")
-        ax.set_title(f"Deep UFM, K = {cells[0]['K']}, GD lr {cells[0]['lr']:g}, {cells[0]['steps']} steps")
+        ax.set_title(f"Deep UFM, K = {cells[0].K}, GD lr {cells[0].lr:g}, {cells[0].steps} steps")
         ax.legend()
         path = save_figure(fig, ctx.path("dynamics_section5.png"), columns)
 
         def mean_nc(L):
-            rows = [c for c in cells if c["L"] == L and c["d"] == widths[-1] and not c["diverged"]]
-            return [float(np.mean([c[k] for c in rows])) if rows else float("nan") for k in NC_KEYS]
+            rows = [c for c in cells if c.L == L and c.d == widths[-1] and not c.diverged]
+            return [float(np.mean([getattr(c, k) for c in rows])) if rows else float("nan") for k in NC_KEYS]
 
         return "\n".join([
             f"![section 5]({ctx.link(path)})",

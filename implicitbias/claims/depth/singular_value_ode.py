@@ -44,6 +44,60 @@ class Config:
     rtol: float = 1e-11
 
 
+@dataclass(frozen=True)
+class SymbolicCell:
+    """(K, L): whether the per-mode system is exactly the derivative of the loss (sympy)."""
+
+    K: int
+    L: int
+    holds: bool
+
+
+@dataclass(frozen=True)
+class FlowRun:
+    """One (K, L) of ``flow_cell``: its config (width d, n, seed, log_scale of the initial singular
+    values, target margin, points compared, rtol) and what it measured: the flow time T to the
+    margin, whether it was reached, the final margin, both integrators' status, the largest
+    relative errors of the singular values (logits and per layer), the off-diagonal mass of the
+    rotated logits and factors, and each route's seconds."""
+
+    K: int
+    L: int
+    d: int
+    n: int
+    seed: int
+    log_scale: float
+    margin: float
+    points: int
+    rtol: float
+    T: float
+    reached_margin: bool
+    final_margin: float
+    spectral_success: bool
+    spectral_message: str
+    full_success: bool
+    full_message: str
+    max_rel_error: float
+    max_layer_rel_error: float
+    max_off_diagonal_logits: float
+    max_off_diagonal_factors: float
+    spectral_seconds: float
+    full_seconds: float
+
+    @property
+    def solved(self) -> bool:
+        """Both integrations succeeded and the flow reached the margin."""
+        return self.spectral_success and self.full_success and self.reached_margin
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The claim's evidence: the symbolic cells and the flow runs."""
+
+    symbolic: tuple[SymbolicCell, ...]
+    flows: tuple[FlowRun, ...]
+
+
 def symbolic_cell(config: dict) -> dict:
     """Cell {"K", "L"} -> {"holds"}: the per-mode system is the derivative of the loss (exact)."""
     return {"holds": per_mode_matches_loss(config["K"], config["L"])}
@@ -121,23 +175,22 @@ class SingularValueODE(Claim):
         records = ctx.map(FLOW_KIND, flow_cell, flows, parallel=False, desc="spectral vs full-matrix flow")
         check = (f"sympy derivative of the loss = per-mode system, (K, L) in {list(config.symbolic_cases)}; "
                  f"full-matrix flow vs ODE, (K, L) in {list(config.flow_cases)}, n = {config.n}, to margin {config.margin:g}")
-        return Evidence(check, {"symbolic": [{**c, **p} for c, p in zip(symbolic, proofs)],
-                                "flows": [{**c, **r} for c, r in zip(flows, records)]})
+        return Evidence(check, Measured(tuple(SymbolicCell(**c, **p) for c, p in zip(symbolic, proofs)),
+                                        tuple(FlowRun(**c, **r) for c, r in zip(flows, records))))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        symbolic, flows = evidence.data["symbolic"], evidence.data["flows"]
-        worst = max(max(r["max_rel_error"], r["max_layer_rel_error"]) for r in flows)
-        off = max(max(r["max_off_diagonal_logits"], r["max_off_diagonal_factors"]) for r in flows)
+        symbolic, flows = evidence.data.symbolic, evidence.data.flows
+        worst = max(max(r.max_rel_error, r.max_layer_rel_error) for r in flows)
+        off = max(max(r.max_off_diagonal_logits, r.max_off_diagonal_factors) for r in flows)
         measured = f"max rel. error {worst:.1e}, off-diagonal mass {off:.1e}"
-        numbers = {"max_rel_error": worst, "max_off_diagonal": off,
-                   "symbolic_holds": [r["holds"] for r in symbolic]}
-        failed = [f"(K, L) = ({r['K']}, {r['L']}): {r['spectral_message'] if not r['spectral_success'] else r['full_message']}"
-                  for r in flows if not (r["spectral_success"] and r["full_success"] and r["reached_margin"])]
+        numbers = {"max_rel_error": worst, "max_off_diagonal": off, "symbolic_holds": [r.holds for r in symbolic]}
+        failed = [f"(K, L) = ({r.K}, {r.L}): {r.spectral_message if not r.spectral_success else r.full_message}"
+                  for r in flows if not r.solved]
         if failed:
             return inconclusive("an integration failed or stopped short of the margin: " + "; ".join(failed),
                                 measured, **numbers)
-        problems = [f"the per-mode system is not the derivative of the loss at (K, L) = ({r['K']}, {r['L']})"
-                    for r in symbolic if not r["holds"]]
+        problems = [f"the per-mode system is not the derivative of the loss at (K, L) = ({r.K}, {r.L})"
+                    for r in symbolic if not r.holds]
         if worst > self.threshold("routes_agree"):
             problems.append(f"spectral ODE and full-matrix flow differ by {worst:.1e}")
         if off > self.threshold("diagonal"):
@@ -148,7 +201,7 @@ class SingularValueODE(Claim):
                       measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        flows = evidence.data["flows"]
+        flows = evidence.data.flows
         unbalanced, balanced = per_mode_system(2), per_mode_system(2, balanced=True)
         return "\n".join([
             "Derived with sympy from the mean cross-entropy of the Hadamard-structured deep UFM (shown for L = 2; "
@@ -159,12 +212,12 @@ class SingularValueODE(Claim):
             f"balanced reduction: $$ {balanced.latex} $$",
             "",
             markdown_table(
-                ["K", "L", f"flow time to margin {flows[0]['margin']:g}", "max rel. error of S_j",
+                ["K", "L", f"flow time to margin {flows[0].margin:g}", "max rel. error of S_j",
                  "max off-diagonal mass", "spectral s", "full-matrix s", "solvers"],
-                [[r["K"], r["L"], f"{r['T']:.3g}", f"{r['max_rel_error']:.1e}",
-                  f"{max(r['max_off_diagonal_logits'], r['max_off_diagonal_factors']):.1e}",
-                  f"{r['spectral_seconds']:.2f}", f"{r['full_seconds']:.2f}",
-                  "ok" if r["spectral_success"] and r["full_success"] else "failed"] for r in flows],
+                [[r.K, r.L, f"{r.T:.3g}", f"{r.max_rel_error:.1e}",
+                  f"{max(r.max_off_diagonal_logits, r.max_off_diagonal_factors):.1e}",
+                  f"{r.spectral_seconds:.2f}", f"{r.full_seconds:.2f}",
+                  "ok" if r.spectral_success and r.full_success else "failed"] for r in flows],
             ),
         ])
 

@@ -24,7 +24,7 @@ local test itself cannot be trusted); else ``agrees``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, dis
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.lower_bounds import nc_local_radius
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
+from implicitbias.numerics.maxmargin.cells import PhaseCell
 from implicitbias.numerics.maxmargin.phase import cells_of, phase_configs, phase_diagram
 from implicitbias.numerics.maxmargin.solver import feasible_directions, nc_directional_slopes
 
@@ -52,20 +53,38 @@ def in_region(K: int, L) -> bool:
     return isinstance(L, int) and ((L == 2 and K >= 6) or (L >= 3 and K >= 4))
 
 
+@dataclass(frozen=True)
+class LocalCell:
+    """At NC in cell (K, L): the smallest finite-difference slope of S_p along the random feasible
+    directions, the largest relative error of the first-order formula p tr(D) against those slopes,
+    and the certified radius u_0 of the local minimum."""
+
+    K: int
+    L: int
+    min_slope: float
+    max_formula_error: float
+    radius: float
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Theorem 3.1's evidence: the phase cells of the theorem's region, and the local cells at NC."""
+
+    region: tuple[PhaseCell, ...]
+    local: tuple[LocalCell, ...]
+
+
 def local_cell(config: dict) -> dict:
     """Cell {K, L, directions, seed}: slopes of S_p at NC along random feasible directions,
-    the first-order formula p tr(D) for each, and the certified radius of the local minimum."""
-    K, L = config["K"], config["L"]
+    the first-order formula p tr(D) for each, and the certified radius of the local minimum
+    (the store's record of a ``LocalCell``)."""
+    K, L, directions, seed = config["K"], config["L"], config["directions"], config["seed"]
     p = schatten_exponent(L)
-    D = feasible_directions(K, config["directions"], seed=config["seed"])
+    D = feasible_directions(K, directions, seed=seed)
     slopes = nc_directional_slopes(K, p, D)
     formula = p * np.trace(D, axis1=1, axis2=2)
-    return {
-        "K": K, "L": L,
-        "min_slope": float(slopes.min()),
-        "max_formula_error": float(np.max(np.abs(slopes - formula) / np.maximum(1e-12, np.abs(formula)))),
-        "radius": nc_local_radius(K, p),
-    }
+    error = float(np.max(np.abs(slopes - formula) / np.maximum(1e-12, np.abs(formula))))
+    return asdict(LocalCell(K, L, float(slopes.min()), error, nc_local_radius(K, p)))
 
 
 class Theorem31(Claim):
@@ -83,23 +102,21 @@ class Theorem31(Claim):
 
     def measure(self, ctx, config: Config) -> Evidence:
         columns = phase_diagram(ctx.map, phase_configs(config.kmax, config.lmax))
-        region = [{"K": c["K"], "L": c["L"], "verdict": c["verdict"], "certificate": c["certificate"]["kind"],
-                   "best": c["best"]["objective"], "structure": c["best"]["structure"]["name"], "nc": c["nc_objective"]}
-                  for c in cells_of(columns) if in_region(c["K"], c["L"])]
+        region = tuple(c for c in cells_of(columns) if in_region(c.K, c.L))
         local = ctx.map(LOCAL_KIND, local_cell, [{"K": K, "L": L, "directions": config.directions, "seed": K}
                                                  for K in config.local_Ks for L in config.local_Ls], desc="NC local")
         check = (f"phase diagram K <= {config.kmax}, L <= {config.lmax}: a verified matrix below K - 1 in every cell "
                  f"of the region; at NC, {config.directions} random feasible directions (finite differences vs p tr D) "
                  f"and the certified local radius, K in {list(config.local_Ks)}, L in {list(config.local_Ls)}")
-        return Evidence(check, {"region": region, "local": local})
+        return Evidence(check, Measured(region, tuple(LocalCell(**rec) for rec in local)))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        region, local = evidence.data["region"], evidence.data["local"]
-        failed = [(c["K"], c["L"]) for c in region if c["verdict"] != "NC suboptimal"]
-        exact = sum(c["certificate"] == "exact" for c in region)
-        min_slope = min(c["min_slope"] for c in local)
-        min_radius = min(c["radius"] for c in local)
-        formula = max(c["max_formula_error"] for c in local)
+        region, local = evidence.data.region, evidence.data.local
+        failed = [(c.K, c.L) for c in region if c.verdict != "NC suboptimal"]
+        exact = sum(c.certificate.kind == "exact" for c in region)
+        min_slope = min(c.min_slope for c in local)
+        min_radius = min(c.radius for c in local)
+        formula = max(c.max_formula_error for c in local)
         measured = (f"{len(region) - len(failed)}/{len(region)} cells NC suboptimal ({exact} exact); "
                     f"min slope {min_slope:.3g}, slopes vs p tr(D) within {formula:.1e}; "
                     f"certified local radius >= {min_radius:.3g}")
@@ -119,13 +136,13 @@ class Theorem31(Claim):
                       measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        local = evidence.data["local"]
-        Ks = sorted({c["K"] for c in local})
-        Ls = sorted({c["L"] for c in local})
-        table = {(c["K"], c["L"]): c for c in local}
+        local = evidence.data.local
+        Ks = sorted({c.K for c in local})
+        Ls = sorted({c.L for c in local})
+        table = {(c.K, c.L): c for c in local}
         return ("Certified radius u_0 of the local minimum at NC (S_p > K - 1 whenever 0 < sum_ck (g_ck - 1) <= u_0; "
                 "`lower_bounds.nc_local_radius`), and the smallest finite-difference slope:\n\n"
-                + markdown_table(["K \\ L", *Ls], [[K, *[f"{table[(K, L)]['radius']:.3f} / {table[(K, L)]['min_slope']:.3f}"
+                + markdown_table(["K \\ L", *Ls], [[K, *[f"{table[(K, L)].radius:.3f} / {table[(K, L)].min_slope:.3f}"
                                                          for L in Ls]] for K in Ks]))
 
 

@@ -36,9 +36,9 @@ grid K = 4, 5, 7, 9, 11, 13 (odd K beyond 8 included); the tiers gpu and full ta
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.codes import single_threaded
 from implicitbias.numerics.maxmargin.naming import identify
@@ -55,6 +55,36 @@ class Config:
     depths: tuple = (30, "inf")
     effort: int = 1  # of the general search at finite L (codes of rank >= 3); the rank-2 route finds the K-gon
     rank2_starts: int = 4  # random planar starts of the rank-2 route (every one reached the K-gon at K <= 32)
+
+
+@dataclass(frozen=True)
+class LimitCell:
+    """One cell (K, L) of the depth limit: the best matrix found without K-gon starts (objective
+    ``best``, rank, name and closed-form key from invariants, the start it came from, scipy's report),
+    the exact K-gon value, how many starts there were and how many of them were K-gons, and what the
+    rank-2 route and (finite L) the general search reached.  ``L`` is an int or "inf"."""
+
+    K: int
+    L: int | str
+    best: float
+    rank: int
+    name: str
+    key: str
+    start: str
+    kgon_exact: float
+    starts: int
+    kgon_starts: int
+    rank2: float
+    general: float | None
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Theorem 3.2's evidence: one ``LimitCell`` per (K, L)."""
+
+    cells: tuple[LimitCell, ...]
 
 
 @single_threaded  # the starts are built here too, outside the searches' own single-threaded scope
@@ -76,10 +106,9 @@ def depth_limit_cell(config: dict) -> dict:
         kgon = float(exact.limit_objective_at("kgon", K)[1])
     else:
         kgon = float(exact.objective_at("kgon", K, L))
-    return {"K": K, "L": config["L"], "best": best.objective, "rank": best.rank, "name": ident.name, "key": ident.key,
-            "start": best.start, "kgon_exact": kgon, "starts": len(given), "kgon_starts": kgon_starts,
-            "rank2": rank2.objective, "general": found[1].objective if len(found) > 1 else None,
-            "success": best.success, "message": best.message}
+    return asdict(LimitCell(K, config["L"], best.objective, best.rank, ident.name, ident.key, best.start, kgon, len(given),
+                            kgon_starts, rank2.objective, found[1].objective if len(found) > 1 else None, best.success,
+                            best.message))
 
 
 class Theorem32(Claim):
@@ -104,19 +133,19 @@ class Theorem32(Claim):
                  f"{config.rank2_starts} random planar starts, at finite L also the general search (effort "
                  f"{config.effort}); K in {', '.join(map(str, config.Ks))}, L in "
                  f"{', '.join(map(str, config.depths))} (inf: rank, then sum log sigma)")
-        return Evidence(check, {"cells": cells})
+        return Evidence(check, Measured(typed(LimitCell, cells)))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        cells = evidence.data["cells"]
+        cells = evidence.data.cells
         tol = self.threshold("value_match")
 
         def rel(c):
-            return (c["best"] - c["kgon_exact"]) / max(1.0, abs(c["kgon_exact"]))
+            return (c.best - c.kgon_exact) / max(1.0, abs(c.kgon_exact))
 
-        handed = [(c["K"], c["L"]) for c in cells if c["kgon_starts"]]
-        better = [(c["K"], c["L"]) for c in cells if c["rank"] < 2 or (c["rank"] == 2 and rel(c) < -tol)
-                  or (c["L"] != "inf" and rel(c) < -tol)]
-        kgons = [c for c in cells if c["key"] == "kgon" and abs(rel(c)) <= tol]
+        handed = [(c.K, c.L) for c in cells if c.kgon_starts]
+        better = [(c.K, c.L) for c in cells if c.rank < 2 or (c.rank == 2 and rel(c) < -tol)
+                  or (c.L != "inf" and rel(c) < -tol)]
+        kgons = [c for c in cells if c.key == "kgon" and abs(rel(c)) <= tol]
         measured = (f"{len(kgons)}/{len(cells)} best matrices are the regular K-gon (named from invariants) at its "
                     f"exact value; largest relative difference {max(abs(rel(c)) for c in cells):.1e}")
         numbers = {"cells": len(cells), "kgon": len(kgons), "better": better, "handed": handed}
@@ -125,14 +154,14 @@ class Theorem32(Claim):
         if better:
             return disagrees(f"a matrix better than the K-gon in {better}", measured, **numbers)
         if len(kgons) < len(cells):
-            missed = [(c["K"], c["L"], c["name"]) for c in cells if c not in kgons]
+            missed = [(c.K, c.L, c.name) for c in cells if c not in kgons]
             return inconclusive(f"the search did not reach the K-gon on its own in {missed[:4]}", measured, **numbers)
         return agrees("started without the K-gon, the search returns it at every large depth", measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        rows = [[c["K"], c["L"], c["name"], c["rank"], f"{c['best']:.8f}", f"{c['kgon_exact']:.8f}",
-                 f"{c['rank2']:.8f}", "-" if c["general"] is None else f"{c['general']:.8f}", c["start"],
-                 f"{c['starts']} ({c['kgon_starts']} K-gons)"] for c in evidence.data["cells"]]
+        rows = [[c.K, c.L, c.name, c.rank, f"{c.best:.8f}", f"{c.kgon_exact:.8f}", f"{c.rank2:.8f}",
+                 "-" if c.general is None else f"{c.general:.8f}", c.start, f"{c.starts} ({c.kgon_starts} K-gons)"]
+                for c in evidence.data.cells]
         return markdown_table(["K", "L", "best (named from invariants)", "rank", "objective", "exact K-gon",
                                "rank-2 route", "general search", "found from", "starts"], rows)
 

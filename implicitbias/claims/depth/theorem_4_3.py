@@ -39,6 +39,25 @@ class Config:
     n: int = 3
 
 
+@dataclass(frozen=True)
+class ThresholdCell:
+    """sigma*(K, L) with n samples per class, in singular-value units: the closed form and the
+    numerical root of the transverse eigenvalue."""
+
+    K: int
+    L: int
+    n: int
+    closed_form: float
+    numeric: float
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Theorem 4.3's evidence: one ``ThresholdCell`` per (K, L)."""
+
+    cells: tuple[ThresholdCell, ...]
+
+
 def threshold_cell(config: dict) -> dict:
     """Cell {"K", "L", "n"} -> sigma*(K, L) in singular-value units, closed form and numerical root."""
     K, L, n = config["K"], config["L"], config["n"]
@@ -61,28 +80,28 @@ class Theorem43(Claim):
     def measure(self, ctx, config: Config) -> Evidence:
         configs = [{"K": K, "L": L, "n": config.n} for K in config.Ks for L in config.depths]
         records = ctx.map(KIND, threshold_cell, configs, desc="Theorem 4.3")
-        cells = [{**c, **r} for c, r in zip(configs, records)]
+        cells = tuple(ThresholdCell(**c, **r) for c, r in zip(configs, records))
         check = (f"numerical Jacobian of the derived balanced ODE (brentq root) vs sympy closed form, "
                  f"K in {list(config.Ks)}, L = {config.depths[0]}..{config.depths[-1]}, n = {config.n}")
-        return Evidence(check, {"cells": cells})
+        return Evidence(check, Measured(cells))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        cells = evidence.data["cells"]
+        cells = evidence.data.cells
         tol = self.threshold("routes_agree")
-        worst = max(abs(c["numeric"] - c["closed_form"]) / max(1.0, c["closed_form"]) for c in cells)
+        worst = max(abs(c.numeric - c.closed_form) / max(1.0, c.closed_form) for c in cells)
         by_K: dict[int, list] = {}
-        for c in sorted(cells, key=lambda c: (c["K"], c["L"])):
-            by_K.setdefault(c["K"], []).append(c)
+        for c in sorted(cells, key=lambda c: (c.K, c.L)):
+            by_K.setdefault(c.K, []).append(c)
         K0 = min(by_K)
-        deep = [c["numeric"] for c in by_K[K0] if c["L"] > 1]
-        measured = (f"sigma*({K0}, L) = " + ", ".join(f"{c['numeric']:.2f}" for c in by_K[K0])
-                    + f" for L = {by_K[K0][0]['L']}..{by_K[K0][-1]['L']}; routes differ by {worst:.1e}")
+        deep = [c.numeric for c in by_K[K0] if c.L > 1]
+        measured = (f"sigma*({K0}, L) = " + ", ".join(f"{c.numeric:.2f}" for c in by_K[K0])
+                    + f" for L = {by_K[K0][0].L}..{by_K[K0][-1].L}; routes differ by {worst:.1e}")
         numbers = {"max_route_difference": worst, f"sigma_star_K{K0}": deep}
         if worst > tol:
             return inconclusive(f"numerical and closed-form thresholds differ by {worst:.1e} > {tol:g}", measured, **numbers)
-        unstable = all(c["numeric"] > 0 for c in cells if c["L"] > 1)
-        shallow_stable = all(c["numeric"] == 0 for c in cells if c["L"] == 1)
-        grows = all(np.all(np.diff([c["numeric"] for c in line if c["L"] > 1]) > 0) for line in by_K.values())
+        unstable = all(c.numeric > 0 for c in cells if c.L > 1)
+        shallow_stable = all(c.numeric == 0 for c in cells if c.L == 1)
+        grows = all(np.all(np.diff([c.numeric for c in line if c.L > 1]) > 0) for line in by_K.values())
         if unstable and shallow_stable and grows:
             return agrees("every L > 1 ray is unstable near the origin, the region grows with L, L = 1 is stable",
                           measured, **numbers)
@@ -91,10 +110,10 @@ class Theorem43(Claim):
         return disagrees("fails: " + ", ".join(failed), measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        cells = evidence.data["cells"]
-        Ks = sorted({c["K"] for c in cells})
-        depths = sorted({c["L"] for c in cells if c["L"] > 1})
-        table = {(c["K"], c["L"]): c for c in cells}
+        cells = evidence.data.cells
+        Ks = sorted({c.K for c in cells})
+        depths = sorted({c.L for c in cells if c.L > 1})
+        table = {(c.K, c.L): c for c in cells}
         margins = np.geomspace(0.05, 40, 200)
         fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 3.8))
         columns: dict[str, list] = {"L": [], "margin": [], "transverse_eigenvalue_scaled": []}
@@ -111,20 +130,20 @@ class Theorem43(Claim):
         ax1.set_ylabel("transverse eigenvalue (scaled to max 1)")
         ax1.legend(fontsize=7)
         for K in Ks:
-            ax2.plot(depths, [table[(K, L)]["closed_form"] for L in depths], "o-", label=f"K = {K} (closed form)")
-            ax2.plot(depths, [table[(K, L)]["numeric"] for L in depths], "kx", ms=5)
+            ax2.plot(depths, [table[(K, L)].closed_form for L in depths], "o-", label=f"K = {K} (closed form)")
+            ax2.plot(depths, [table[(K, L)].numeric for L in depths], "kx", ms=5)
         ax2.set_xlabel("depth L")
         ax2.set_ylabel("sigma*(K, L)  (x: numerical root)")
         ax2.legend(fontsize=7)
         path = save_figure(fig, ctx.path("dynamics_thm43.png"), columns)
-        n = cells[0]["n"]
+        n = cells[0].n
         return "\n".join([
             f"Transverse eigenvalue on the NC ray (sympy, L = 2): $${ray_linearisation(2).latex}$$ In general "
             f"mu_perp has the sign of (L-1)/(L+1) - gamma/K, so sigma*(K, L) = K sqrt(n) (L-1)/(L+1) (here n = {n}).",
             "",
             f"![Theorem 4.3]({ctx.link(path)})",
             "",
-            markdown_table(["K \\ L", *depths], [[K, *[f"{table[(K, L)]['numeric']:.3f}" for L in depths]] for K in Ks]),
+            markdown_table(["K \\ L", *depths], [[K, *[f"{table[(K, L)].numeric:.3f}" for L in depths]] for K in Ks]),
         ])
 
 

@@ -21,6 +21,7 @@ inconclusive.  Cells use n = 2 samples per class (a generic point for the sqrt(n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,52 @@ class Config:
     shallow_growth: float = 100.0
     leave_S0: float = 1e-6
     points: int = 80
+
+
+@dataclass(frozen=True)
+class RatioRun:
+    """``ratio_cell``'s config (K, L, n, smallest start ``S0``, its ``spread``, the L = 1 ``growth``,
+    ``points``) and record: the times, S_max/S_min integrated and by the closed-form law, and the
+    integrator's status."""
+
+    K: int
+    L: int
+    n: int
+    S0: float
+    spread: float
+    growth: float
+    points: int
+    times: Sequence[float]
+    ratio: Sequence[float]
+    ratio_closed_form: Sequence[float]
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class LeaveRun:
+    """``leave_origin_cell``'s config (K, L, n, start ``S0``, ``level``) and record: whether the flow
+    reached the level, when (``measured``), the law's hitting time and blow-up time, the status."""
+
+    K: int
+    L: int
+    n: int
+    S0: float
+    level: float
+    reached: bool
+    measured: float
+    hitting_closed_form: float
+    blowup_closed_form: float
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Theorem 4.4's evidence: the ratio runs and the runs leaving the origin."""
+
+    ratios: tuple[RatioRun, ...]
+    leaves: tuple[LeaveRun, ...]
 
 
 def ratio_cell(config: dict) -> dict:
@@ -114,22 +161,20 @@ class Theorem44(Claim):
         check = (f"integrated ODE vs closed-form growth law, K = {config.K}, n = {config.n}, ratios from "
                  f"S_0 = {config.S0:g} (spread {config.spread:g}), L = {list(config.ratio_depths)}; hitting times from "
                  f"S_0 = {config.leave_S0:g}, L = {list(config.leave_depths)}")
-        return Evidence(check, {
-            "ratios": [{**c, **r} for c, r in zip(ratio_cfgs, ratios)],
-            "leaves": [{**c, **r} for c, r in zip(leave_cfgs, leaves)],
-        })
+        return Evidence(check, Measured(tuple(RatioRun(**c, **r) for c, r in zip(ratio_cfgs, ratios)),
+                                        tuple(LeaveRun(**c, **r) for c, r in zip(leave_cfgs, leaves))))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        ratios, leaves = evidence.data["ratios"], evidence.data["leaves"]
-        growth = {r["L"]: r["ratio"][-1] / r["ratio"][0] for r in ratios}
+        ratios, leaves = evidence.data.ratios, evidence.data.leaves
+        growth = {r.L: r.ratio[-1] / r.ratio[0] for r in ratios}
         drift = max(abs(growth[L] - 1) for L in growth if L == 1) if 1 in growth else float("nan")
-        err = max(abs(r["measured"] / r["hitting_closed_form"] - 1) for r in leaves)
+        err = max(abs(r.measured / r.hitting_closed_form - 1) for r in leaves)
         measured = ("S_max/S_min grows x" + ", x".join(f"{growth[L]:.3g}" for L in sorted(growth))
                     + f" (L = {', '.join(map(str, sorted(growth)))}); hitting times within {err:.2%}")
         numbers = {"ratio_growth": {str(L): g for L, g in growth.items()}, "shallow_drift": drift,
                    "hitting_time_error": err}
-        failed = [f"L = {r['L']}: {r['message']}" for r in ratios + leaves if not r["success"]]
-        failed += [f"L = {r['L']} never reached S = {r['level']:g}" for r in leaves if not r["reached"]]
+        failed = [f"L = {r.L}: {r.message}" for r in ratios + leaves if not r.success]
+        failed += [f"L = {r.L} never reached S = {r.level:g}" for r in leaves if not r.reached]
         if failed or 1 not in growth:
             return inconclusive("; ".join(failed) or "no L = 1 run to judge equal rates", measured, **numbers)
         problems = []
@@ -146,19 +191,19 @@ class Theorem44(Claim):
                       measured, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        ratios, leaves = evidence.data["ratios"], evidence.data["leaves"]
+        ratios, leaves = evidence.data.ratios, evidence.data.leaves
         fig, ax = subplots(figsize=(6, 3.8))
         columns: dict[str, list] = {"L": [], "t_over_horizon": [], "ratio": [], "ratio_closed_form": []}
         for r in ratios:
-            t = np.asarray(r["times"]) / r["times"][-1]
-            ax.plot(t, r["ratio"], label=f"L = {r['L']} (ODE)")
-            ax.plot(t, r["ratio_closed_form"], "k:", lw=0.8)
-            columns["L"] += [r["L"]] * len(t)
+            t = np.asarray(r.times) / r.times[-1]
+            ax.plot(t, r.ratio, label=f"L = {r.L} (ODE)")
+            ax.plot(t, r.ratio_closed_form, "k:", lw=0.8)
+            columns["L"] += [r.L] * len(t)
             columns["t_over_horizon"] += list(t)
-            columns["ratio"] += list(r["ratio"])
-            columns["ratio_closed_form"] += list(r["ratio_closed_form"])
+            columns["ratio"] += list(r.ratio)
+            columns["ratio_closed_form"] += list(r.ratio_closed_form)
         ax.set_yscale("log")
-        ax.set_xlabel(f"t / horizon (L > 1: 0.95 T*; L = 1: {ratios[0]['growth']:g}-fold growth)")
+        ax.set_xlabel(f"t / horizon (L > 1: 0.95 T*; L = 1: {ratios[0].growth:g}-fold growth)")
         ax.set_ylabel("S_max / S_min  (dotted: closed form)")
         ax.legend()
         path = save_figure(fig, ctx.path("dynamics_thm44.png"), columns)
@@ -167,8 +212,8 @@ class Theorem44(Claim):
             "",
             markdown_table(
                 ["L", "S_0", "time to S = level (ODE)", "closed form T*(S_0) - T*(level)", "blow-up T*(S_0)"],
-                [[r["L"], r["S0"], f"{r['measured']:.4g}", f"{r['hitting_closed_form']:.4g}",
-                  f"{r['blowup_closed_form']:.4g}"] for r in leaves],
+                [[r.L, r.S0, f"{r.measured:.4g}", f"{r.hitting_closed_form:.4g}", f"{r.blowup_closed_form:.4g}"]
+                 for r in leaves],
             ),
         ])
 

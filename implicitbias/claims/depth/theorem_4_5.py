@@ -22,6 +22,7 @@ import numpy as np
 
 from implicitbias.claims import Claim, Evidence, Threshold, Verdict, decide
 from implicitbias.figures import markdown_table, save_figure, subplots
+from implicitbias.numerics.metrics.memory_stats import Interval
 from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
 from implicitbias.numerics.ufm.etf_alignment import alignment, fit_exponent
 
@@ -41,6 +42,29 @@ class Config:
     seeds: int = 3
 
 
+@dataclass(frozen=True)
+class AlignmentCell:
+    """One initialisation (K, depth L, width d, n, init ``scale``, ``seed``): the cosine of dZ/dt(0)
+    with the ETF direction and the gap ||v/|v| - E/|E|||."""
+
+    K: int
+    L: int
+    d: int
+    n: int
+    scale: float
+    seed: int
+    cosine: float
+    gap: float
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Theorem 4.5's evidence: the cells along width (at ``width_depth``) and along depth (at ``depth_width``)."""
+
+    width: tuple[AlignmentCell, ...]
+    depth: tuple[AlignmentCell, ...]
+
+
 def alignment_cell(config: dict) -> dict:
     """Cell {"K", "L", "d", "n", "scale", "seed"} -> {"cosine", "gap"} of dZ/dt(0) with the ETF direction."""
     factors = gaussian_init(config["K"], config["L"], config["d"], config["n"], config["scale"], config["seed"])
@@ -48,15 +72,17 @@ def alignment_cell(config: dict) -> dict:
     return {"cosine": cos, "gap": gap}
 
 
-def _bootstrap_exponent(widths, gaps_by_width, resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile interval of the fitted exponent when the seeds of every width are resampled."""
+def _bootstrap_exponent(widths, gaps_by_width, resamples: int = 1000, seed: int = 0) -> Interval:
+    """The fitted exponent of gap ~ d^beta with its 95% percentile interval when the seeds of every
+    width are resampled."""
     rng = np.random.default_rng(seed)
     betas = []
     for _ in range(resamples):
         means = [np.mean(rng.choice(g, size=len(g))) for g in gaps_by_width]
         betas.append(fit_exponent(widths, means)[0])
     lo, hi = np.percentile(betas, [2.5, 97.5])
-    return float(lo), float(hi)
+    return Interval(fit_exponent(widths, [np.mean(g) for g in gaps_by_width])[0], float(lo), float(hi), 0.95,
+                    method="percentile bootstrap over the seeds of every width")
 
 
 class Theorem45(Claim):
@@ -81,24 +107,25 @@ class Theorem45(Claim):
         depth_cfgs = [{**base, "L": L, "d": config.depth_width, "seed": s}
                       for L in config.depths for s in range(config.seeds)]
         records = ctx.map(KIND, alignment_cell, width_cfgs + depth_cfgs, desc="Theorem 4.5")
-        cells = [{**c, **r} for c, r in zip(width_cfgs + depth_cfgs, records)]
+        cells = tuple(AlignmentCell(**c, **r) for c, r in zip(width_cfgs + depth_cfgs, records))
         check = (f"torch JVP of the logits, Gaussian init var scale^2/d, K = {config.K}, n = {config.n}, "
                  f"L = {config.width_depth}, d = {config.widths[0]}..{config.widths[-1]}; L = {config.depths[0]}.."
                  f"{config.depths[-1]} at d = {config.depth_width}; {config.seeds} seeds")
-        return Evidence(check, {"width": cells[: len(width_cfgs)], "depth": cells[len(width_cfgs):]})
+        return Evidence(check, Measured(cells[: len(width_cfgs)], cells[len(width_cfgs):]))
 
     @staticmethod
-    def _means(cells, key, value):
-        xs = sorted({c[key] for c in cells})
-        return xs, [float(np.mean([c[value] for c in cells if c[key] == x])) for x in xs]
+    def _means(cells, axis: str, value: str):
+        """The axis's values (field ``axis`` of the cells: d or L), ascending, and the mean of field
+        ``value`` over the cells at each."""
+        xs = sorted({getattr(c, axis) for c in cells})
+        return xs, [float(np.mean([getattr(c, value) for c in cells if getattr(c, axis) == x])) for x in xs]
 
     def judge(self, evidence: Evidence) -> Verdict:
-        width, depth = evidence.data["width"], evidence.data["depth"]
+        width, depth = evidence.data.width, evidence.data.depth
         widths, cos_w = self._means(width, "d", "cosine")
-        _, gap_w = self._means(width, "d", "gap")
         depths, cos_l = self._means(depth, "L", "cosine")
-        beta, _ = fit_exponent(widths, gap_w)
-        lo, hi = _bootstrap_exponent(widths, [[c["gap"] for c in width if c["d"] == d] for d in widths])
+        ci = _bootstrap_exponent(widths, [[c.gap for c in width if c.d == d] for d in widths])
+        beta, lo, hi = ci.estimate, ci.lo, ci.hi
         window = self.threshold("exponent_window")
         rises = bool(np.all(np.diff(cos_w) > 0))
         falls = bool(np.all(np.diff(cos_l) < 0))
@@ -113,7 +140,7 @@ class Theorem45(Claim):
                       cosine_by_width=cos_w, cosine_by_depth=cos_l)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        width, depth = evidence.data["width"], evidence.data["depth"]
+        width, depth = evidence.data.width, evidence.data.depth
         widths, cos_w = self._means(width, "d", "cosine")
         _, gap_w = self._means(width, "d", "gap")
         depths, cos_l = self._means(depth, "L", "cosine")
@@ -121,11 +148,11 @@ class Theorem45(Claim):
         fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 3.8))
         ax1.loglog(widths, gap_w, "o-", label="gap = ||v/|v| - E/|E|||")
         ax1.loglog(widths, C * np.asarray(widths, dtype=float) ** beta, "k:", label=f"fit d^{beta:.2f}")
-        ax1.set_xlabel(f"width d (L = {width[0]['L']}, K = {width[0]['K']}, n = {width[0]['n']})")
+        ax1.set_xlabel(f"width d (L = {width[0].L}, K = {width[0].K}, n = {width[0].n})")
         ax1.set_ylabel("gap to the ETF direction")
         ax1.legend()
         ax2.plot(depths, cos_l, "o-")
-        ax2.set_xlabel(f"depth L (d = {depth[0]['d']})")
+        ax2.set_xlabel(f"depth L (d = {depth[0].d})")
         ax2.set_ylabel("cos(dZ/dt(0), S kron 1_n^T)")
         columns = {"panel": ["width"] * len(widths) + ["depth"] * len(depths), "x": widths + depths,
                    "cosine": cos_w + cos_l, "gap": gap_w + [float("nan")] * len(depths)}
@@ -135,7 +162,7 @@ class Theorem45(Claim):
             "",
             markdown_table(["d", *widths], [["mean cosine", *[f"{c:.4f}" for c in cos_w]]]),
             "",
-            markdown_table(["L", *depths], [[f"mean cosine (d = {depth[0]['d']})", *[f"{c:.4f}" for c in cos_l]]]),
+            markdown_table(["L", *depths], [[f"mean cosine (d = {depth[0].d})", *[f"{c:.4f}" for c in cos_l]]]),
         ])
 
 
