@@ -141,9 +141,9 @@ def test_toy_tier_design():
     toy, horizons = tier(TOY), tier(HORIZONS)
     assert toy.ensembles and len(toy.seeds) >= 3 and min(toy.sigma_w) >= 0.1 and max(toy.sigma_w) <= 2.5
     assert all(len(toy.configs(b)) == len(toy.sigma_w) * len(toy.seeds) for b in toy.blocks)
-    assert horizons.configs("sgd_low_cosine_5x")[0]["epochs"] == 5 * horizons.configs("sgd_low_cosine")[0]["epochs"]
+    assert horizons.configs("sgd_low_5E")[0]["epochs"] == 5 * horizons.configs("sgd_low_E")[0]["epochs"]
     assert {c["batch_size"] for b in toy.blocks for c in toy.configs(b)} >= {16, 32, 64, 128, 256}
-    assert {(c["weight_decay"], c["decay_on"]) for c in toy.configs("sgd_l2")} == {(0.01, "scale_invariant")}  # C4
+    assert {(c["weight_decay"], c["decay_on"]) for c in toy.configs("sgd_l2")} == {(0.03, "scale_invariant")}  # C4
 
 
 @pytest.mark.parametrize("report_tier", ["default", "full"])
@@ -162,7 +162,7 @@ def _tiny_tier(spec=TOY):
     sizes = {16: 8, 32: 16, 64: 32, 128: 64, 256: 100}
     blocks = {}
     for name, configs in tier(spec).blocks.items():
-        long = name.endswith("x")  # sgd_low_cosine_5x
+        long = name.endswith("5E")  # sgd_low_5E
         blocks[name] = tuple(
             canonical_config({**c, "train_size": 120, "val_size": 100, "test_size": 200, "batch_size": sizes[c["batch_size"]],
                               "epochs": 75 if long else 3, "eval_every": 25 if long else 1,
