@@ -45,7 +45,7 @@ from implicitbias.validation.run import (
 
 __all__ = [
     "KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute", "grid",
-    "run_grid", "summarise", "depth_lines", "width_lines",
+    "run_grid", "cell_rows", "depth_lines", "width_lines",
 ]
 
 KIND = "validation.head_rank"
@@ -166,8 +166,9 @@ def run_grid(configs: list[dict], store, *, executor=None, progress: bool = True
     return store.map(KIND, execute, configs, executor=executor, progress=progress, desc="head rank")
 
 
-def summarise(configs: list[dict], records: list[dict]) -> list[dict]:
-    """One row per (head_init, depth, width): mean and spread over seeds of rank and accuracy."""
+def cell_rows(configs: list[dict], records: list[dict]) -> list[dict]:
+    """One row per cell (head_init, depth, width): mean and spread over seeds of rank and accuracy
+    (``validation.analysis.summarise`` is the one ``summarise``: a Spec B group's numbers)."""
     cells: dict[tuple, list[dict]] = {}
     for c, r in zip(configs, records):
         if r["status"] == "done":

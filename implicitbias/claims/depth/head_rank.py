@@ -96,7 +96,7 @@ def train_grids(ctx, config: Config) -> None:
 
 
 def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
-    """One Evidence per dataset: {"dataset", "rows"} (``hr.summarise`` rows, every head init), or
+    """One Evidence per dataset: {"dataset", "rows"} (``hr.cell_rows``, every head init), or
     {"dataset", "missing"} when the dataset's files are not on this machine.  ``small_init``: only
     the datasets whose grids include the small-initialisation comparison."""
     out = []
@@ -108,7 +108,7 @@ def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
             out.append(Evidence(setting(dataset), {"dataset": dataset, "missing": problem}, dataset))
             continue
         configs, records = train(ctx, dataset)
-        out.append(Evidence(setting(dataset), {"dataset": dataset, "rows": hr.summarise(configs, records)}, dataset))
+        out.append(Evidence(setting(dataset), {"dataset": dataset, "rows": hr.cell_rows(configs, records)}, dataset))
     return out
 
 

@@ -10,6 +10,7 @@ show; the same rule judges every tier, and ``implicitbias analyse`` judges a swe
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 from implicitbias.claims import Claim, Evidence, Threshold
@@ -67,17 +68,18 @@ class GroupClaim(Claim):
         """Stability: the verdicts of the same rule (its intervals, no simulation) on two disjoint
         halves of the seeds, each group split in its own sorted seeds (the first half of every
         group's seeds, then the second), ``[(seeds, {evidence label: verdict}), (seeds, {...})]``;
-        empty when a group has fewer than 2 x ``min_seeds`` seeds."""
+        empty when a group has fewer than 2 x ``min_seeds`` seeds.  The halves are judged by a copy of
+        the claim without simulation (``oc_sims = 0``): the claim itself, shared by every caller and
+        thread, is never changed by judging."""
         own = [sorted({c["seed"] for c, _ in g.runs}) for g in groups]
         if not own or min(len(s) for s in own) < 2 * self.threshold("min_seeds"):
             return []
-        out, saved = [], self.oc_sims
-        try:
-            self.oc_sims = 0
-            for first in (True, False):
-                parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
-                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
-                out.append((sorted(set().union(*parts)), {e.label: self.judge(e).verdict for e in self.evidences(sub, label)}))
-        finally:
-            self.oc_sims = saved
+        unsimulated = copy.copy(self)
+        unsimulated.oc_sims = 0
+        out = []
+        for first in (True, False):
+            parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
+            sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
+            out.append((sorted(set().union(*parts)),
+                        {e.label: unsimulated.judge(e).verdict for e in self.evidences(sub, label)}))
         return out
