@@ -970,8 +970,9 @@ def check(
     params.choice("tier", tier, TIERS)
     out, executor, progress = _folder("out", out), _executor(executor), params.boolean("progress", progress)
     with open_store(store) as opened:
-        judgement = judge_claim(known[slug], Context(store=opened, out=out, tier=tier, executor=executor,
-                                                     progress=progress))
+        judgement = judge_claim(
+            known[slug], Context(store=opened, out=out, tier=tier, executor=executor, progress=progress)
+        )
     judgement.raise_error()
     return Check(slug, known[slug], judgement.results)
 
@@ -1131,7 +1132,9 @@ def sweep(
     if not isinstance(spec, Spec):
         _spec_argument("spec", spec)
     if options is not None and not isinstance(options, Mapping):
-        raise params.ParameterError(f"options must be None or a table of runtime options (a dict), got {_shown(options)}")
+        raise params.ParameterError(
+            f"options must be None or a table of runtime options (a dict), got {_shown(options)}"
+        )
     executor, progress = _executor(executor), params.boolean("progress", progress)
     loaded = with_options(spec if isinstance(spec, Spec) else check_data(load_spec(spec)), options or {})
     with open_store(store) as opened:
@@ -1377,7 +1380,9 @@ def analyse(
     return Analysis(tuple(groups), results, markdown, title)
 
 
-def _finished_runs(runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping | None, store: Store):
+def _finished_runs(
+    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping | None, store: Store
+) -> tuple[list[tuple[dict, Mapping[str, Any]]], str]:
     """The finished (config, record) pairs that :func:`analyse` judges, and the analysis's title."""
     from implicitbias.validation.run import KIND, execute, run_codes
     from implicitbias.validation.runs_format import imported_runs
@@ -1391,7 +1396,8 @@ def _finished_runs(runs: SweepResult | ImportedRuns | str | os.PathLike | Mappin
         elsewhere = imported_runs(store)
         pairs = store.records(KIND, code=store.code_of(execute)) + elsewhere
         return pairs, f"all {len(pairs)} finished runs in {store.path}" + (
-            f" ({len(elsewhere)} trained elsewhere)" if elsewhere else "")
+            f" ({len(elsewhere)} trained elsewhere)" if elsewhere else ""
+        )
     spec = load_spec(runs)
     code = run_codes(store)
     found = [(c, store.get(KIND, c, code=code(c))) for c in spec.configs]

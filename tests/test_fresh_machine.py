@@ -27,9 +27,9 @@ def no_data_files(monkeypatch):
         raise AssertionError(f"data were loaded: {args}")
 
     monkeypatch.setattr(data, "_raw", touched)
-    fg.tier.cache_clear()
+    fg.experiment.cache_clear()
     yield
-    fg.tier.cache_clear()
+    fg.experiment.cache_clear()
 
 
 def test_system_data_are_found_by_one_function_that_the_variable_turns_off(monkeypatch, tmp_path):

@@ -88,7 +88,7 @@ RANDOM = "random:"  # label prefix of the random starts, polished at every searc
 @dataclass(frozen=True)
 class SearchPlan:
     """How hard the search works for one K at one effort (``plan``); a Spec B claim's plan of runs is
-    ``claims.forgetting.tiers.Plan``."""
+    ``claims.forgetting.experiments.Plan``."""
 
     codes_per_rank: int  # repulsion codes per rank
     max_rank: int  # ranks 2 .. max_rank get repulsion codes
