@@ -115,6 +115,7 @@ def _jobs(tmp: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", default="check,verify,verify-only,phase,sweep-analyse,api-sweep-analyse")
+    p.add_argument("--front", action="store_true", help="also list the edges from the front and the report")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         jobs = _jobs(Path(tmp))
@@ -128,6 +129,9 @@ def main() -> None:
                   "validation/analysis.py entered")
             for a_, b in climbs:
                 print(f"    up: {a_[0]}.{a_[1]} -> {b[0]}.{b[1]}")
+            for a_, b in sorted(edges) if a.front else []:
+                if layer(a_[0]) <= 1:
+                    print(f"    front: {a_[0]}.{a_[1]} -> {b[0]}.{b[1]}")
 
 
 if __name__ == "__main__":
