@@ -28,7 +28,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from implicitbias.claims.forgetting import FASHION_MNIST, TOY, tier
+from implicitbias.claims.forgetting import FASHION_MNIST, TOY, experiment
 from implicitbias.figures import markdown_table
 
 _OVERRIDES = {"dataset": "dataset", "train_size": "train_size", "arch": "arch", "width": "width",
@@ -114,7 +114,7 @@ def main() -> None:
     a = p.parse_args()
     over = {key: getattr(a, flag) for flag, key in _OVERRIDES.items() if getattr(a, flag) is not None}
     configs = [canonical_config({**c, **over, "epochs": a.epochs, "eval_every": a.eval_every, "eval_dense_until": 0})
-               for b in a.blocks.split(",") for c in tier(a.tier).configs(b)][: a.group]
+               for b in a.blocks.split(",") for c in experiment(a.tier).configs(b)][: a.group]
     options = {"threads": a.threads, "device": a.device}
     shards = [s for s in (configs[i :: a.workers] for i in range(a.workers)) if s]
     cap = a.max_members or (MAX_CPU_MEMBERS if a.device == "cpu" else None)

@@ -16,16 +16,16 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from implicitbias.claims.forgetting import TOY, fmt_ci, tier
+from implicitbias.claims.forgetting import TOY, experiment, fmt_ci
 from implicitbias.figures import markdown_table
 
 
 def _block(spec: str, name: str) -> tuple[str, float, list]:
     from implicitbias.validation.batched import execute_group
 
-    configs = tier(spec).configs(name)
+    configs = experiment(spec).configs(name)
     t0 = time.process_time()
-    records = execute_group({"runs": configs}, options=dict(tier(spec).options))["records"]
+    records = execute_group({"runs": configs}, options=dict(experiment(spec).options))["records"]
     return name, time.process_time() - t0, list(zip(configs, records))
 
 
@@ -36,7 +36,7 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--spec", default=TOY, help=f"packaged spec of the tier (default {TOY})")
     a = p.parse_args()
-    t = tier(a.spec)
+    t = experiment(a.spec)
     order = sorted(t.blocks, key=t.cost, reverse=True)
     load = [os.getloadavg()[0]]
     t0 = time.perf_counter()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from implicitbias.claims import Context
 from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, CollapseConfig, CollapsePlan, law_of
-from implicitbias.claims.forgetting import tier
+from implicitbias.claims.forgetting import experiment
 from implicitbias.commands import parse_list
 from implicitbias.executors import open_executor
 from implicitbias.store import Store
@@ -48,11 +48,11 @@ def main() -> None:
         if "test" in ev.data:
             families[ev.data["family"]] = law_of(ev, verdict)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    tiers = [tier(spec) for spec, _ in plan.tiers]
+    designs = [experiment(spec) for spec, _ in plan.experiments]
     n = sum(len(f["groups"]) for f in families.values())
     law = {
-        "calibrated_on": (f"{n} groups of validation/specs/{', '.join(t.spec + '.toml' for t in tiers)} "
-                          f"({tiers[-1].description}); sigma_w {tiers[-1].sigma_w} x seeds {tiers[-1].seeds} per group; "
+        "calibrated_on": (f"{n} groups of validation/specs/{', '.join(t.spec + '.toml' for t in designs)} "
+                          f"({designs[-1].description}); sigma_w {designs[-1].sigma_w} x seeds {designs[-1].seeds} per group; "
                           "end-of-training spread of seed-mean test accuracy"),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit or "unknown",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM, CLOCK_LINES, memory_table
-from implicitbias.claims.forgetting.tiers import tier
+from implicitbias.claims.forgetting.experiments import experiment
 from implicitbias.numerics.metrics import clock_direction as cd
 from implicitbias.store import Store
 from implicitbias.validation.analysis import group_runs
@@ -48,7 +48,7 @@ def main() -> None:
     p.add_argument("--scans", action="store_true", help="also run the 1-D clock scans")
     p.add_argument("--sims", type=int, default=200)
     a = p.parse_args()
-    grid = tier(CLOCK_LINES)
+    grid = experiment(CLOCK_LINES)
     options = dict(grid.options)
     store = Store(a.store)
     template = {k: v for k, v in grid.configs(next(iter(grid.blocks)))[0].items() if k not in ("sigma_w", "seed")}

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from implicitbias.claims import Context
-from implicitbias.claims.forgetting import FASHION_MNIST, measure_groups, tier
+from implicitbias.claims.forgetting import FASHION_MNIST, experiment, measure_groups
 from implicitbias.claims.forgetting.analyse import judge_groups
 from implicitbias.executors import open_executor
 from implicitbias.store import Store
@@ -34,7 +34,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     with Store(a.store) as store, open_executor("process", a.workers) as executor:
         ctx = Context(store=store, out=out, tier="full", executor=executor)
-        fm = tier(FASHION_MNIST)
+        fm = experiment(FASHION_MNIST)
         groups = measure_groups(ctx, fm, tuple(fm.blocks))
         text = judge_groups(ctx, groups, f"tier {fm.name} ({fm.description})", fm.name)
     note = (f"wall {time.perf_counter() - t0:.0f} s with {a.workers} workers; load average {load:.1f} at the start, "

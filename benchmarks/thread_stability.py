@@ -22,7 +22,7 @@ import implicitbias as ib
 from implicitbias.executors import open_executor
 from implicitbias.validation.sweep import packaged_specs
 
-SPECS = ("default", "horizon", "clock_lines")  # the default report tier's Spec B specs (claims.forgetting.tiers)
+SPECS = ("default", "horizon", "clock_lines")  # the default report tier's Spec B specs (claims.forgetting.experiments)
 CLAIMS = ("c1", "c2", "c3", "c4", "c5", "c7")
 
 

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import FigureBase
     from numpy.typing import ArrayLike
 
-    from implicitbias.claims import Claim, Result, Verdict
+    from implicitbias.claims import Claim, Result
     from implicitbias.numerics.metrics.nc_metrics import NCMetrics
     from implicitbias.store import Store
     from implicitbias.theory.modified_flow import ModifiedFlow
@@ -866,20 +866,25 @@ class Check(Tabular):
     claim: Claim = field(repr=False)
     results: tuple[Result, ...] = field(repr=False)
 
-    @property
-    def verdicts(self) -> tuple[Verdict, ...]:
-        """The verdict of each result."""
-        return tuple(r.verdict for r in self.results)
+    def verdicts(self) -> dict[str, str]:
+        """The verdict of each data set judged (as :meth:`Analysis.verdicts`: names to verdict words).
+
+        Returns
+        -------
+        dict of str to str
+            Data set label (the claim's slug for a claim judged on one) to verdict.
+        """
+        return {r.evidence.label or self.slug: r.verdict.verdict for r in self.results}
 
     @property
     def verdict(self) -> str:
         """The most severe verdict: disagrees, then inconclusive, then not run, then agrees."""
-        return min((v.verdict for v in self.verdicts), key=_SEVERITY.index)
+        return min((r.verdict.verdict for r in self.results), key=_SEVERITY.index)
 
     @property
     def agrees(self) -> bool:
         """Whether every data set agrees."""
-        return all(v.verdict == "agrees" for v in self.verdicts)
+        return all(r.verdict.verdict == "agrees" for r in self.results)
 
     @property
     def reason(self) -> str:
@@ -941,6 +946,10 @@ def check(
     ------
     ParameterError
         An unknown slug or tier (the message lists the known ones), or arguments of the wrong type.
+    implicitbias.claims.judging.ClaimError
+        The claim's computation raised: one line naming the claim and the cause (chained), as
+        ``implicitbias verify`` and the report say it (they judge through the same function,
+        ``implicitbias.claims.judging.judge_claim``).
 
     See Also
     --------
@@ -953,16 +962,19 @@ def check(
     >>> result.verdict, result.measured
     ('agrees', 'c = 1/4')
     """
-    from implicitbias.claims import TIERS, Context, evaluate
+    from implicitbias.claims import TIERS, Context
+    from implicitbias.claims.judging import judge_claim
 
     known = claims()
     params.choice("slug", slug, list(known))
     params.choice("tier", tier, TIERS)
     out, executor, progress = _folder("out", out), _executor(executor), params.boolean("progress", progress)
     with open_store(store) as opened:
-        ctx = Context(store=opened, out=out, tier=tier, executor=executor, progress=progress)
-        results = evaluate(known[slug], ctx)
-    return Check(slug, known[slug], tuple(results))
+        judgement = judge_claim(
+            known[slug], Context(store=opened, out=out, tier=tier, executor=executor, progress=progress)
+        )
+    judgement.raise_error()
+    return Check(slug, known[slug], judgement.results)
 
 
 # -- Spec B: sweeps and their analysis ----------------------------------------------------------
@@ -1060,11 +1072,12 @@ def _flat(values: Mapping[str, Any], prefix: str = "", numeric: bool = True) -> 
 
 
 def sweep(
-    spec: str | os.PathLike | Mapping,
+    spec: str | os.PathLike | Mapping | Any,
     *,
     store: Store | str | os.PathLike | None = None,
     executor: Executor | None = None,
     progress: bool = False,
+    options: Mapping[str, Any] | None = None,
 ) -> SweepResult:
     r"""Train every run of a sweep that the store does not hold yet (``implicitbias sweep``).
 
@@ -1073,17 +1086,21 @@ def sweep(
 
     Parameters
     ----------
-    spec : str, os.PathLike or Mapping
+    spec : str, os.PathLike, Mapping or Spec
         A TOML path, a packaged spec name such as ``tiny``, or the parsed table (``base``,
         ``[[grid]]`` blocks, ``options``).  Its ``arch`` and ``dataset`` may name a model factory
         and a data loader of your own, ``"package.module:function"``
-        (``implicitbias.validation.external``).
+        (``implicitbias.validation.external``).  Or an expanded spec whose data were checked
+        (``SweepResult.spec``, ``implicitbias.validation.sweep.check_data``): it is run as it is.
     store : Store, str, os.PathLike or None
         Where runs are cached; what is in it is not rerun (see :func:`open_store`).
     executor : concurrent.futures.Executor or None
         Runs the runs in parallel.
     progress : bool
         Show a progress bar.
+    options : Mapping or None
+        Runtime options over the spec's own (``threads``, ``device``, ``batched``, ...: the spec's
+        ``[options]``, ``implicitbias.validation.sweep.OPTION_KEYS``), checked as the spec's are.
 
     Returns
     -------
@@ -1110,11 +1127,16 @@ def sweep(
     >>> len(run.records), run.diverged
     (2, 0)
     """
-    _spec_argument("spec", spec)
-    executor, progress = _executor(executor), params.boolean("progress", progress)
-    from implicitbias.validation.sweep import check_data, load_spec, run_sweep
+    from implicitbias.validation.sweep import Spec, check_data, load_spec, run_sweep, with_options
 
-    loaded = check_data(load_spec(spec))
+    if not isinstance(spec, Spec):
+        _spec_argument("spec", spec)
+    if options is not None and not isinstance(options, Mapping):
+        raise params.ParameterError(
+            f"options must be None or a table of runtime options (a dict), got {_shown(options)}"
+        )
+    executor, progress = _executor(executor), params.boolean("progress", progress)
+    loaded = with_options(spec if isinstance(spec, Spec) else check_data(load_spec(spec)), options or {})
     with open_store(store) as opened:
         records = run_sweep(loaded, opened, executor=executor, progress=progress)
     return SweepResult(loaded, tuple(records))
@@ -1228,6 +1250,8 @@ class Analysis(Tabular):
         One judged result per claim and data set.
     markdown : str
         The analysis as the CLI writes it.
+    title : str
+        What was analysed: the sweep or file and how many of its runs are finished.
 
     See Also
     --------
@@ -1237,9 +1261,10 @@ class Analysis(Tabular):
     groups: tuple[Group, ...] = field(repr=False)
     results: tuple[Result, ...] = field(repr=False)
     markdown: str = field(repr=False)
+    title: str = ""
 
     def verdicts(self) -> dict[str, str]:
-        """The verdict of each claim.
+        """The verdict of each claim (as :meth:`Check.verdicts`: names to verdict words).
 
         Returns
         -------
@@ -1296,7 +1321,7 @@ class Analysis(Tabular):
 
 
 def analyse(
-    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping,
+    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping | None = None,
     *,
     store: Store | str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
@@ -1308,10 +1333,12 @@ def analyse(
 
     Parameters
     ----------
-    runs : SweepResult, ImportedRuns, str, os.PathLike or Mapping
+    runs : SweepResult, ImportedRuns, str, os.PathLike, Mapping or None
         A :class:`SweepResult`, runs trained elsewhere (:class:`ImportedRuns`, from
         :func:`import_runs`), or a spec (as for :func:`sweep`) whose runs are read from ``store``;
-        runs not yet in the store are left out.
+        runs not yet in the store are left out.  ``None`` (``implicitbias analyse`` without a
+        spec): every finished run of the built-in models and data sets in ``store`` and every run
+        trained elsewhere that it holds.
     store : Store, str, os.PathLike or None
         Where the runs are read from (see :func:`open_store`).
     out : str, os.PathLike or None
@@ -1338,27 +1365,41 @@ def analyse(
     >>> sorted(analysis.verdicts())
     ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']
     """
-    if not isinstance(runs, SweepResult | ImportedRuns):
+    if not isinstance(runs, SweepResult | ImportedRuns) and runs is not None:
         _spec_argument("runs", runs)
     out = _folder("out", out)
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting.analyse import judge_groups, judged
     from implicitbias.validation.analysis import group_runs
-    from implicitbias.validation.run import KIND, run_codes
-    from implicitbias.validation.sweep import load_spec
 
     with open_store(store) as opened:
-        if isinstance(runs, SweepResult):
-            pairs, name = runs.runs, f"sweep {runs.spec.name}"
-        elif isinstance(runs, ImportedRuns):
-            pairs, name = list(runs.runs), f"runs of {runs.path.name}"
-        else:
-            spec = load_spec(runs)
-            code = run_codes(opened)
-            found = [(c, opened.get(KIND, c, code=code(c))) for c in spec.configs]
-            pairs, name = [(c, r) for c, r in found if r is not None], f"sweep {spec.name}"
-        ctx = Context(store=opened, out=out, progress=False)
+        pairs, title = _finished_runs(runs, opened)
         groups = group_runs(pairs)
         results = tuple(judged(groups))
-        markdown = judge_groups(ctx, groups, f"{name}: {len(pairs)} finished runs", results=results)
-    return Analysis(tuple(groups), results, markdown)
+        markdown = judge_groups(Context(store=opened, out=out, progress=False), groups, title, results=results)
+    return Analysis(tuple(groups), results, markdown, title)
+
+
+def _finished_runs(
+    runs: SweepResult | ImportedRuns | str | os.PathLike | Mapping | None, store: Store
+) -> tuple[list[tuple[dict, Mapping[str, Any]]], str]:
+    """The finished (config, record) pairs that :func:`analyse` judges, and the analysis's title."""
+    from implicitbias.validation.run import KIND, execute, run_codes
+    from implicitbias.validation.runs_format import imported_runs
+    from implicitbias.validation.sweep import load_spec
+
+    if isinstance(runs, SweepResult):
+        return runs.runs, f"sweep {runs.spec.name}: {len(runs.records)} finished runs"
+    if isinstance(runs, ImportedRuns):
+        return list(runs.runs), f"runs of {runs.path.name}: {len(runs.runs)} finished runs"
+    if runs is None:  # the built-in models' and data sets' runs, and every run trained elsewhere
+        elsewhere = imported_runs(store)
+        pairs = store.records(KIND, code=store.code_of(execute)) + elsewhere
+        return pairs, f"all {len(pairs)} finished runs in {store.path}" + (
+            f" ({len(elsewhere)} trained elsewhere)" if elsewhere else ""
+        )
+    spec = load_spec(runs)
+    code = run_codes(store)
+    found = [(c, store.get(KIND, c, code=code(c))) for c in spec.configs]
+    pairs = [(c, r) for c, r in found if r is not None]
+    return pairs, f"sweep {spec.name}: {len(pairs)} of {len(found)} runs finished"

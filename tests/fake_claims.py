@@ -36,6 +36,7 @@ def fake_claim(section, verdict="agrees", *, claim_id="T0", verify=True, measure
 
 
 def install(monkeypatch, *claims, exhibits=None):
+    import implicitbias.claims as claims_module
     import implicitbias.report as report
 
     sections = {c.section: types.SimpleNamespace(NAME=c.section, ORDER=99, TITLE=f"Fake {c.section}") for c in claims}
@@ -43,3 +44,4 @@ def install(monkeypatch, *claims, exhibits=None):
         sections[name].exhibit = exhibit
     monkeypatch.setattr(report, "available_sections", lambda: sections)
     monkeypatch.setattr(report, "registry", lambda: {c.id: c for c in claims})
+    monkeypatch.setattr(claims_module, "registry", lambda: {c.id: c for c in claims})  # verify's, by slug

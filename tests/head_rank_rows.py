@@ -1,4 +1,4 @@
-"""Synthetic summary rows of the head-rank grids (``validation.head_rank.summarise``'s shape), shared
+"""Synthetic summary rows of the head-rank grids (``validation.head_rank.cell_rows``'s shape), shared
 by the test modules of the head-rank claims."""
 
 from implicitbias.claims import Evidence

@@ -95,7 +95,7 @@ def noisy(memory: float, noise: float = 0.005, draw: int = 0, sigmas=SIGMAS):
 
 
 def judged(claim, evidence, sims=0):
-    """``claim.judge(evidence)`` with ``sims`` simulated tiers for its operating characteristics
+    """``claim.judge(evidence)`` with ``sims`` simulated experiments for its operating characteristics
     (0: judged by the intervals alone, no underpowered gate)."""
     old = claim.oc_sims
     claim.oc_sims = sims

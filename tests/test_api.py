@@ -239,4 +239,4 @@ def test_sweep_then_analyse_from_a_persistent_store(tmp_path):
     assert again.records == run.records
     analysis = ib.analyse(TINY, store=path, out=tmp_path / "analysis")
     assert len(analysis.groups) == 1 and len(analysis.groups[0].runs) == 2
-    assert set(analysis.verdicts()) <= set(ib.claims()) and "finished runs" in analysis.markdown
+    assert set(analysis.verdicts()) <= set(ib.claims()) and "2 of 2 runs finished" in analysis.markdown

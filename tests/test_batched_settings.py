@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from implicitbias.claims import Context
-from implicitbias.claims.forgetting import Tier, measure_groups
+from implicitbias.claims.forgetting import Experiment, measure_groups
 from implicitbias.store import Store
 from implicitbias.theory.params import ParameterError
 from implicitbias.validation import batched
@@ -158,7 +158,7 @@ def test_measure_groups_writes_each_members_run_record(tmp_path):
     blocks = {"sgd": tuple(canonical_config({**MLP, "epochs": 1, "sigma_w": s, "seed": k}) for s in (0.5, 2.0) for k in (0, 1)),
               "adam": tuple(canonical_config({**MLP, "epochs": 1, **HYPER[3], "sigma_w": s, "seed": k})
                             for s in (0.5, 2.0) for k in (0, 1))}
-    t = Tier("mini", "mini", "", blocks, ONE_THREAD, ensembles=True)
+    t = Experiment("mini", "mini", "", blocks, ONE_THREAD, ensembles=True)
     with Store(tmp_path / "s.sqlite") as store:
         ctx = Context(store=store, out=tmp_path, progress=False)
         groups = measure_groups(ctx, t, ("sgd", "adam"))

@@ -157,9 +157,9 @@ def test_not_run_without_groups():
 def test_the_default_grid_is_crossed_with_the_pre_registered_bounds():
     """The packaged grid (clock_lines.toml): each family's design crosses clock and steps, and the bound
     is the one pre-registered from its geometry (SGD 22.5 deg, Adam and SGD + L2 13.28 deg)."""
-    from implicitbias.claims.forgetting.tiers import tier
+    from implicitbias.claims.forgetting.experiments import experiment
 
-    t = tier(c7.CLOCK_LINES)
+    t = experiment(c7.CLOCK_LINES)
     families = {}
     for configs in t.blocks.values():
         c = configs[0]

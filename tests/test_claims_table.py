@@ -1,4 +1,4 @@
-"""The machine-readable claims table (``report.claims_table``): the report writes ``claims.csv``
+"""The claims table's one writer (``implicitbias.claims.table``): the report writes ``claims.csv``
 with one row per verdict, its Markdown numbers table shows the same numbers, and
 ``implicitbias verify --json`` prints the same records."""
 
@@ -10,9 +10,10 @@ import types
 import fake_claims
 
 from implicitbias.claims import Claim, Evidence, Verdict
+from implicitbias.claims import table as claims_table
 from implicitbias.claims.forgetting.memory_rules import Estimate
 from implicitbias.cli import main
-from implicitbias.report import build_report, claims_table
+from implicitbias.report import build_report
 
 ESTIMATE = Estimate("memory ratio r", 0.25, 0.1, 0.35, 0.953, 8, 0.0021, 0.004, 0.012, 0.3, None, "interpolating",
                     "10 11 12 13 14 15 16 17")

@@ -30,6 +30,6 @@ def test_derived_flows_are_the_sections_and_cached(store):
     ctx = Context(store, progress=False)
     flows = derived_flows(ctx)
     assert (flows[-2].optimizer, flows[-2].minibatches) == ("sgd", 2) and (flows[-1].optimizer, flows[-1].order) == ("gd", 2)
-    assert all(f.latex.strip() and f.description for f in flows)
+    assert all(f.tex.strip() and f.description for f in flows)
     assert store.counts(KIND) == {"done": len(flows)}
     assert derived_flows(ctx) == flows  # served from the store: the same records, derivation seconds included

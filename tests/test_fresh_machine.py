@@ -27,9 +27,9 @@ def no_data_files(monkeypatch):
         raise AssertionError(f"data were loaded: {args}")
 
     monkeypatch.setattr(data, "_raw", touched)
-    fg.tier.cache_clear()
+    fg.experiment.cache_clear()
     yield
-    fg.tier.cache_clear()
+    fg.experiment.cache_clear()
 
 
 def test_system_data_are_found_by_one_function_that_the_variable_turns_off(monkeypatch, tmp_path):
@@ -51,7 +51,7 @@ def test_system_data_are_found_by_one_function_that_the_variable_turns_off(monke
 def test_configs_specs_and_plans_of_every_tier_touch_no_data(no_data_files):
     for name, path in packaged_specs().items():
         if tomllib.loads(path.read_text()).get("options", {}).get("device") != "cuda":  # GPU specs need a GPU
-            assert fg.tier(name).blocks
+            assert fg.experiment(name).blocks
     for claim in registry().values():
         for tier in TIERS:
             claim.config(tier)

@@ -25,7 +25,7 @@ def digits_grid():
     base = {"dataset": "digits", "epochs": 12, "batch_size": 256, "width": 0.25, "lr": 3e-3}
     configs = hr.grid(base, depths=[1, 4], widths=[16, 64], seeds=[0, 1])
     records = [hr.execute(c, options={"threads": 1}) for c in configs]
-    return hr.summarise(configs, records)
+    return hr.cell_rows(configs, records)
 
 
 def test_rank_falls_with_depth_and_rises_with_width(digits_grid):
@@ -97,7 +97,7 @@ def test_fashion_mnist_rank_falls_with_depth():
 
     ((base, axes),) = GRIDS["fashion_mnist"]
     configs = hr.grid(base, **axes)
-    rows = hr.summarise(configs, [hr.execute(c, options={"threads": 1}) for c in configs])
+    rows = hr.cell_rows(configs, [hr.execute(c, options={"threads": 1}) for c in configs])
     assert all(line[0][1] > line[-1][1] for line in hr.depth_lines(rows).values())
     assert np.mean([line[-1][1] - line[0][1] for line in hr.width_lines(rows).values()]) > 0
 

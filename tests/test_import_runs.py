@@ -234,4 +234,4 @@ def test_the_report_judges_the_runs_trained_elsewhere(tmp_path):
         ib.import_runs(_write(tmp_path, _rows()), store=store)
         text = runs_trained_elsewhere(ctx)
     assert text.startswith("### Runs trained elsewhere: 9 runs trained elsewhere")
-    assert "9 of these runs were trained elsewhere" in text and "\n#### Claims" in text and "| C1 |" in text
+    assert "9 of these runs were trained elsewhere" in text and "\n#### Claims" in text and "| C1 (elsewhere) |" in text

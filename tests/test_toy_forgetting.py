@@ -1,8 +1,8 @@
-"""The toy tier of Spec B: BatchNorm MLP on MNIST-1D, trained as ensembles, in the interpolating regime.
+"""The toy experiment of Spec B: BatchNorm MLP on MNIST-1D, trained as ensembles, in the interpolating regime.
 
-The tier's design (``implicitbias.claims.forgetting.tiers.TOY``) promises that every low-lr SGD run
+The experiment's design (``implicitbias.claims.forgetting.experiments.TOY``) promises that every low-lr SGD run
 reaches 99.5% training accuracy within its horizon, with >= 3 seeds per sigma_w (slow test: the
-real block).  A miniature of the tier runs the claims end to end through a store (fast test).
+real block).  A miniature of the experiment runs the claims end to end through a store (fast test).
 """
 
 import dataclasses
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from implicitbias.claims import Context
 from implicitbias.claims.forgetting.c1_low_lr_sgd_remembers import CLAIM as C1
 from implicitbias.claims.forgetting.c3_adaptive_methods_forget import CLAIM as C3
-from implicitbias.claims.forgetting import HORIZONS, TOY, measure_groups, tier
+from implicitbias.claims.forgetting import HORIZONS, TOY, experiment, measure_groups
 from implicitbias.numerics.metrics.forgetting_metrics import (
     norm_slope,
     repair_gap,
@@ -33,15 +33,15 @@ from implicitbias.validation.models import build_model
 from implicitbias.validation.run import canonical_config
 
 def _mini(block):
-    """The toy tier's block at sigma_w 0.25 and 2.5, seeds 0-2, 4 epochs on 120 images."""
+    """The toy experiment's block at sigma_w 0.25 and 2.5, seeds 0-2, 4 epochs on 120 images."""
     return tuple(canonical_config({**c, "epochs": 4, "train_size": 120, "val_size": 100, "test_size": 200})
-                 for c in tier(TOY).configs(block) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in tier(TOY).seeds[:3])
+                 for c in experiment(TOY).configs(block) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in experiment(TOY).seeds[:3])
 
 
-MINI = dataclasses.replace(tier(TOY), name="toy-mini", blocks={b: _mini(b) for b in ("sgd_low", "adam")})
+MINI = dataclasses.replace(experiment(TOY), name="toy-mini", blocks={b: _mini(b) for b in ("sgd_low", "adam")})
 
 
-def test_mini_tier_runs_the_claims_through_the_store(store, tmp_path):
+def test_mini_experiment_runs_the_claims_through_the_store(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = C1.evidence(measure_groups(ctx, MINI, ("sgd_low",)), MINI.name)
     v = C1.judge(ev)
@@ -56,9 +56,9 @@ def test_mini_tier_runs_the_claims_through_the_store(store, tmp_path):
 
 
 
-def test_train_tiers_pools_every_tier_once_and_leaves_missing_data_to_the_claims(store, tmp_path, monkeypatch):
-    """Two plans naming sgd_low (once from each of two tiers holding the same runs) and adam: one pool
-    trains each run once, and a tier whose data files are missing is left out without an error."""
+def test_train_experiments_pools_every_experiment_once_and_leaves_missing_data_to_the_claims(store, tmp_path, monkeypatch):
+    """Two plans naming sgd_low (once from each of two experiments holding the same runs) and adam: one pool
+    trains each run once, and an experiment whose data files are missing is left out without an error."""
     from implicitbias.claims.forgetting import training
 
     calls = []
@@ -67,14 +67,14 @@ def test_train_tiers_pools_every_tier_once_and_leaves_missing_data_to_the_claims
     missing = dataclasses.replace(MINI, name="no-data", blocks={"sgd_low": tuple(
         {**c, "dataset": "fashion_mnist", "data_path": str(tmp_path / "absent")} for c in MINI.configs("sgd_low"))})
     ctx = Context(store=store, out=tmp_path, progress=False)
-    training.train_tiers(ctx, [(MINI, ("sgd_low", "adam")), (twin, ("sgd_low",)), (missing, ("sgd_low",))])
+    training.train_experiments(ctx, [(MINI, ("sgd_low", "adam")), (twin, ("sgd_low",)), (missing, ("sgd_low",))])
     assert len(calls) == 1 and sorted(map(json.dumps, calls[0])) == sorted(
         json.dumps(c) for b in ("sgd_low", "adam") for c in MINI.configs(b))
 
 @pytest.mark.slow
-def test_every_low_lr_sgd_run_of_the_toy_tier_interpolates(store, tmp_path):
+def test_every_low_lr_sgd_run_of_the_toy_experiment_interpolates(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
-    toy = tier(TOY)
+    toy = experiment(TOY)
     (base,) = measure_groups(ctx, toy, ("sgd_low",))
     s = summarise(base)
     assert len(s["seeds"]) >= 3 and s["n_runs"] == len(toy.sigma_w) * len(toy.seeds)
@@ -133,12 +133,12 @@ def test_norm_slope_recovers_a_power_law(p, c, n):
 )
 def test_bad_run_config(config, name):
     with pytest.raises(ParameterError, match=rf"^{name} must"):
-        canonical_config({**tier(TOY).configs("sgd_low")[0], **config})
+        canonical_config({**experiment(TOY).configs("sgd_low")[0], **config})
 
 
-def test_toy_tier_design():
+def test_toy_experiment_design():
     """>= 3 seeds per sigma_w over the spec's range, ensembles, b = 16..256 for C5; C2's horizons 5x apart."""
-    toy, horizons = tier(TOY), tier(HORIZONS)
+    toy, horizons = experiment(TOY), experiment(HORIZONS)
     assert toy.ensembles and len(toy.seeds) >= 3 and min(toy.sigma_w) >= 0.1 and max(toy.sigma_w) <= 2.5
     assert all(len(toy.configs(b)) == len(toy.sigma_w) * len(toy.seeds) for b in toy.blocks)
     assert horizons.configs("sgd_low_5E")[0]["epochs"] == 5 * horizons.configs("sgd_low_E")[0]["epochs"]
@@ -147,7 +147,7 @@ def test_toy_tier_design():
 
 
 @pytest.mark.parametrize("report_tier", ["default", "full"])
-def test_every_claim_plan_names_blocks_its_tiers_have(report_tier):
+def test_every_claim_plan_names_blocks_its_experiments_have(report_tier):
     from implicitbias.claims import registry
     from implicitbias.claims.forgetting import GroupClaim
 
@@ -156,27 +156,27 @@ def test_every_claim_plan_names_blocks_its_tiers_have(report_tier):
             assert set(blocks) <= set(t.blocks), (claim.id, t.name)
 
 
-def _tiny_tier(spec=TOY):
-    """Every block of a toy tier at toy-of-the-toy size (2 sigma_w x 3 seeds, 3 epochs, 120 images; the
+def _tiny_experiment(spec=TOY):
+    """Every block of a toy experiment at toy-of-the-toy size (2 sigma_w x 3 seeds, 3 epochs, 120 images; the
     long horizons 75 epochs)."""
     sizes = {16: 8, 32: 16, 64: 32, 128: 64, 256: 100}
     blocks = {}
-    for name, configs in tier(spec).blocks.items():
+    for name, configs in experiment(spec).blocks.items():
         long = name.endswith("5E")  # sgd_low_5E
         blocks[name] = tuple(
             canonical_config({**c, "train_size": 120, "val_size": 100, "test_size": 200, "batch_size": sizes[c["batch_size"]],
                               "epochs": 75 if long else 3, "eval_every": 25 if long else 1,
                               "eval_dense_until": 3 if long else 0})
-            for c in configs if c["sigma_w"] in (0.5, 2.5) and c["seed"] in tier(spec).seeds[:3])
-    return dataclasses.replace(tier(spec), name=tier(spec).name.replace("toy", "toy-tiny"), blocks=blocks)
+            for c in configs if c["sigma_w"] in (0.5, 2.5) and c["seed"] in experiment(spec).seeds[:3])
+    return dataclasses.replace(experiment(spec), name=experiment(spec).name.replace("toy", "toy-tiny"), blocks=blocks)
 
 
-def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, monkeypatch):
-    from implicitbias.claims.forgetting import tiers
+def test_report_sections_show_the_experiment_and_every_spec_b_claim(store, tmp_path, monkeypatch):
+    from implicitbias.claims.forgetting import experiments
     from implicitbias.report import build_report
 
-    tiny, horizons = _tiny_tier(), _tiny_tier(HORIZONS)
-    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: tiny, HORIZONS: horizons}.get(spec) or tier(spec))
+    tiny, horizons = _tiny_experiment(), _tiny_experiment(HORIZONS)
+    monkeypatch.setattr(experiments, "experiment", lambda spec: {TOY: tiny, HORIZONS: horizons}.get(spec) or experiment(spec))
     built = build_report(tmp_path / "out", store, only=["clocks", "validation"], progress=False)
     text = built.path.read_text()
     rows = {r.claim: r for r in built.claims}
@@ -184,7 +184,7 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
     assert set(rows) == {f"C{i} (toy-tiny)" for i in (1, 3, 4, 5)} | {"C2 (toy-tiny horizons)", "C6"}
     assert rows["C6"].verdict == "not run" and "full" in rows["C6"].reason
     assert all(r.verdict in ("agrees", "disagrees", "inconclusive") for k, r in rows.items() if k != "C6")
-    assert "**Tier `toy-tiny`**" in text and "spread selected [CI]" in text
+    assert "**Experiment `toy-tiny`**" in text and "spread selected [CI]" in text
     assert (tmp_path / "out/figures/clocks_toy-tiny_spread_vs_clock.png").exists()
     runs = {json.dumps(c, sort_keys=True) for t in (tiny, horizons) for configs in t.blocks.values() for c in configs}
     assert store.counts("validation.run") == {"done": len(runs)}  # each run trained once, stored as a run
@@ -194,19 +194,19 @@ def test_report_sections_show_the_tier_and_every_spec_b_claim(store, tmp_path, m
 
 @pytest.fixture
 def collapse_mini(monkeypatch):
-    """The clock-collapse section on miniatures (MINI for the toy tier, which C7 no longer reads): three
+    """The clock-collapse section on miniatures (MINI for the toy experiment, which C7 no longer reads): three
     SGD blocks and one Adam block of the clock-line grid (15 and 60 epochs cut to 1 and 4, 256 images)."""
-    from implicitbias.claims.forgetting import tiers
+    from implicitbias.claims.forgetting import experiments
     from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLAIM as C7
     from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import CLOCK_LINES, CollapseConfig, CollapsePlan
 
-    grid = tier(CLOCK_LINES)
+    grid = experiment(CLOCK_LINES)
     picked = ("sgd_T0.15_e15", "sgd_T0.6_e15", "sgd_T0.15_e60", "adam_T3_e60")
     small = {b: tuple(canonical_config({**c, "epochs": c["epochs"] // 15, "eval_every": 1, "train_size": 256,
                                         "val_size": 100, "test_size": 200})
                       for c in grid.configs(b) if c["sigma_w"] in (0.25, 2.5) and c["seed"] in grid.seeds[:3]) for b in picked}
     mini_grid = dataclasses.replace(grid, name="collapse-mini", blocks=small)
-    monkeypatch.setattr(tiers, "tier", lambda spec: {TOY: MINI, CLOCK_LINES: mini_grid}.get(spec) or tier(spec))
+    monkeypatch.setattr(experiments, "experiment", lambda spec: {TOY: MINI, CLOCK_LINES: mini_grid}.get(spec) or experiment(spec))
     monkeypatch.setitem(C7.configs, "default", CollapseConfig((CollapsePlan(((CLOCK_LINES, None),), "toy"),)))
 
 
@@ -220,7 +220,7 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, coll
     assert rows["C7 (toy: adaptive (adam))"].verdict == "inconclusive" and "1 groups" in rows["C7 (toy: adaptive (adam))"].reason
     assert rows["C7 (toy: sgd)"].verdict in ("agrees", "disagrees", "inconclusive") and "3 groups" in rows["C7 (toy: sgd)"].measured
     assert (tmp_path / "out/figures/c7_toy_sgd.png").exists()  # drawn from 3 groups on
-    assert "**Tier `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
+    assert "**Experiment `collapse-mini`**" in text and (tmp_path / "out/figures/collapse_collapse-mini_spread_vs_clock.png").exists()
     assert store.counts("validation.ensemble") == {"done": 2}  # the two 1-epoch blocks; the two 4-epoch blocks
 
 
@@ -237,7 +237,7 @@ def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, col
     monkeypatch.setattr(collapse, "prefetch", lambda ctx: (owners.append(ctx.store), prefetch(ctx)))
     with Store(tmp_path / "pooled.sqlite") as pooled, open_executor("process", 1) as executor:
         rows = build_report(tmp_path / "a", pooled, only=["collapse"], executor=executor, progress=False).claims
-        assert pooled.counts("validation.ensemble") == {"done": 3}  # the prefetch trains the shown tier (MINI) too
+        assert pooled.counts("validation.ensemble") == {"done": 3}  # the prefetch trains the shown experiment (MINI) too
         assert len(owners) == 1 and owners[0] is not pooled and owners[0].owner != pooled.owner  # its own store
     with Store(tmp_path / "alone.sqlite") as alone:
         assert build_report(tmp_path / "b", alone, only=["collapse"], progress=False).claims == rows

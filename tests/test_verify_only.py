@@ -23,12 +23,12 @@ def test_verify_json_only_prints_the_error_row_of_a_claim_that_crashed(tmp_path,
     ``verify --json`` does; the crash is one line on stderr, status 2 (issue 31)."""
     import json
 
-    import implicitbias.report as report
+    import implicitbias.claims as claims
 
     def crash(claim, ctx):
         raise RuntimeError("the solver fell over")
 
-    monkeypatch.setattr(report, "evaluate", crash)
+    monkeypatch.setattr(claims, "evaluate", crash)
     status = main(["--store", str(tmp_path / "s.sqlite"), "verify", "--json", "--only", "theorem-3.1"])
     captured = capsys.readouterr()
     (row,) = json.loads(captured.out)

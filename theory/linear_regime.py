@@ -54,12 +54,12 @@ class GrowthLaw:
     solution: sp.Expr
     blowup: sp.Expr
 
-    @property
     def latex(self) -> str:
+        """LaTeX of the rate, the solution and the blow-up time (``sympy.latex``)."""
         return rf"\dot S = {sp.latex(self.rate)},\quad S(t) = {sp.latex(self.solution)},\quad T^* = {sp.latex(self.blowup)}"
 
     def _repr_latex_(self) -> str:
-        return latex_block([self.latex])
+        return latex_block([self.latex()])
 
 
 @lru_cache(maxsize=64)

@@ -51,12 +51,12 @@ class RayLinearisation:
     threshold_margin: sp.Expr  # gamma* where the transverse eigenvalue changes sign (0: never unstable)
     threshold_singular_value: sp.Expr  # sigma* = sqrt(n) gamma*
 
-    @property
     def latex(self) -> str:
+        """LaTeX of the transverse eigenvalue and the threshold margin (``sympy.latex``)."""
         return rf"\mu_\perp = {sp.latex(self.transverse)},\quad \gamma^* = {sp.latex(self.threshold_margin)}"
 
     def _repr_latex_(self) -> str:
-        return latex_block([self.latex])
+        return latex_block([self.latex()])
 
 
 @lru_cache(maxsize=64)

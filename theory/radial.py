@@ -79,6 +79,7 @@ class RadialLaw:
     equilibrium: sp.Expr | None = None
 
     def latex(self) -> str:
+        """LaTeX of the recursion, the memory law, the clock's units and the equilibrium (``sympy.latex``)."""
         eq = rf"; u_* = {sp.latex(self.equilibrium)}" if self.equilibrium is not None else ""
         return (rf"u_{{k+1}} = {sp.latex(self.recursion)}; \text{{memory}} = {sp.latex(self.memory)}"
                 rf" = {sp.latex(self.forgetting)}, X = {sp.latex(self.units)}{eq}")

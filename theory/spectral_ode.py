@@ -125,19 +125,17 @@ class PerModeSystem:
     log_state: list[sp.Symbol]
     log_rhs: list[sp.Expr]
 
-    @property
     def latex_lines(self) -> list[str]:
         """LaTeX of the system (``sympy.latex``), one equation per mode variable."""
         lhs = [sp.Derivative(sp.Function(v.name)(sp.Symbol("t")), sp.Symbol("t")) for v in self.layer_values]
         return [f"{sp.latex(a)} = {sp.latex(b)}" for a, b in zip(lhs, self.rhs)]
 
-    @property
     def latex(self) -> str:
         """LaTeX of the system, one equation per line."""
-        return r" \\ ".join(self.latex_lines)
+        return r" \\ ".join(self.latex_lines())
 
     def _repr_latex_(self) -> str:
-        return latex_block(self.latex_lines)
+        return latex_block(self.latex_lines())
 
 
 def per_mode_system(L: int, K=None, balanced: bool = False) -> PerModeSystem:
@@ -246,7 +244,7 @@ class SpectralODE:
 
     def _repr_latex_(self) -> str:
         """The per-mode system it integrates (``PerModeSystem``), as LaTeX."""
-        return latex_block(self.system.latex_lines)
+        return latex_block(self.system.latex_lines())
 
     # -- state helpers --------------------------------------------------------------------
     def initial_state(self, singular_values) -> np.ndarray:

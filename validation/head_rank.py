@@ -46,7 +46,7 @@ from implicitbias.validation.run import (
 
 __all__ = [
     "KIND", "HEAD_INITS", "HEAD_DEFAULTS", "canonical_head_config", "init_head_", "head_geometry", "execute", "grid",
-    "run_grid", "HeadRankRow", "summarise", "depth_lines", "width_lines",
+    "run_grid", "HeadRankRow", "cell_rows", "depth_lines", "width_lines",
 ]
 
 KIND = "validation.head_rank"
@@ -184,8 +184,9 @@ class HeadRankRow:
     nc1_mean: float
 
 
-def summarise(configs: list[dict], records: list[dict]) -> list[HeadRankRow]:
-    """One row per (head_init, depth, width): mean and spread over seeds of rank and accuracy."""
+def cell_rows(configs: list[dict], records: list[dict]) -> list[HeadRankRow]:
+    """One row per cell (head_init, depth, width): mean and spread over seeds of rank and accuracy
+    (``validation.analysis.summarise`` is the one ``summarise``: a Spec B group's numbers)."""
     cells: dict[tuple, list[dict]] = {}
     for c, r in zip(configs, records):
         if r["status"] == "done":

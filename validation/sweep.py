@@ -36,6 +36,7 @@ repeated, and an interrupted run is left as a ``running`` (partial) record whose
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -54,7 +55,7 @@ from implicitbias.theory.clocks import MAX_STEPS, steps_per_epoch
 from implicitbias.validation import external
 from implicitbias.validation import run as run_mod
 
-__all__ = ["Spec", "load_spec", "check_data", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
+__all__ = ["Spec", "load_spec", "with_options", "check_data", "packaged_specs", "run_sweep", "sweep_status", "MAX_RUNS"]
 
 MAX_RUNS = 100_000
 MAX_SPEC_BYTES = 1 << 20  # a spec is a page of TOML; a larger file is not one
@@ -190,18 +191,7 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
         _check_types(block, f"grid block {i + 1}")
     if path is not None:
         _importable_beside(path, [base, *blocks])
-    options = dict(spec.get("options", {}))
-    for k, v in options.items():
-        if k not in OPTION_KEYS:
-            raise params.ParameterError(f"spec option must be one of {', '.join(OPTION_KEYS)}; got {k!r}")
-        if not isinstance(v, OPTION_KEYS[k]) or (OPTION_KEYS[k] is int and isinstance(v, bool)):
-            raise params.ParameterError(f"spec option {k} must be {_TYPE_NAMES[OPTION_KEYS[k]]}, got {v!r}")
-    if "threads" in options:
-        params.integer("threads", options["threads"], minimum=1, maximum=1024)
-    if "max_members" in options:
-        params.integer("max_members", options["max_members"], minimum=1, maximum=MAX_RUNS)
-    if "device" in options:
-        run_mod.resolve_device(options["device"])
+    options = _checked_options(spec.get("options", {}))
 
     entries = set(base).union(*(set(b) - {"label"} for b in blocks))
     if not entries:
@@ -227,6 +217,29 @@ def load_spec(spec: str | os.PathLike | Mapping, data_root: str | os.PathLike | 
                 runs.append((label, config))
     return Spec(str(spec.get("name", path.stem if path else "sweep")), str(spec.get("description", "")), runs, options,
                 None if path is None else str(path))
+
+
+def _checked_options(options: Mapping) -> dict:
+    """Runtime options (``OPTION_KEYS``), each checked: its type, threads and max_members in range, a
+    device this machine has."""
+    for k, v in options.items():
+        if k not in OPTION_KEYS:
+            raise params.ParameterError(f"spec option must be one of {', '.join(OPTION_KEYS)}; got {k!r}")
+        if not isinstance(v, OPTION_KEYS[k]) or (OPTION_KEYS[k] is int and isinstance(v, bool)):
+            raise params.ParameterError(f"spec option {k} must be {_TYPE_NAMES[OPTION_KEYS[k]]}, got {v!r}")
+    if "threads" in options:
+        params.integer("threads", options["threads"], minimum=1, maximum=1024)
+    if "max_members" in options:
+        params.integer("max_members", options["max_members"], minimum=1, maximum=MAX_RUNS)
+    if "device" in options:
+        run_mod.resolve_device(options["device"])
+    return dict(options)
+
+
+def with_options(spec: Spec, options: Mapping) -> Spec:
+    """``spec`` with the runtime ``options`` (``OPTION_KEYS``: ``implicitbias sweep --threads``,
+    ``--device``, ``--batched``) over its own, checked as a spec's own are."""
+    return dataclasses.replace(spec, options={**spec.options, **_checked_options(options)})
 
 
 def check_data(spec: Spec) -> Spec:

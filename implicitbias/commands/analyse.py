@@ -21,33 +21,17 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from implicitbias.claims import Context
-    from implicitbias.claims.forgetting.analyse import judge_runs
+    from implicitbias.api import analyse
     from implicitbias.store import Store
-    from implicitbias.validation.run import KIND, execute, run_codes
-    from implicitbias.validation.runs_format import imported_runs
-    from implicitbias.validation.sweep import load_spec
 
     out = output_folder("out", args.out, files=("analysis.md",))
     with Store(args.store) as store:
-        if args.spec:
-            spec = load_spec(args.spec)
-            code = run_codes(store)
-            runs = [(c, store.get(KIND, c, code=code(c))) for c in spec.configs]
-            finished = sum(r is not None for _, r in runs)
-            title = f"sweep {spec.name}: {finished} of {len(runs)} runs finished"
-        else:
-            runs = store.records(KIND, code=store.code_of(execute))  # the built-in models' and data sets' runs
-            elsewhere = imported_runs(store)
-            runs += elsewhere
-            title = f"all {len(runs)} finished runs in {store.path}" + (
-                f" ({len(elsewhere)} trained elsewhere)" if elsewhere else "")
-        out.mkdir(parents=True, exist_ok=True)
-        text = judge_runs(Context(store=store, out=out, progress=False), runs, title)
-    (out / "analysis.md").write_text(text)
+        analysis = analyse(args.spec, store=store, out=out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "analysis.md").write_text(analysis.markdown)
     if args.json:  # the Markdown of the analysis in one field, the files it wrote in another
-        emit(True, None, title=title, markdown=text, files={"analysis": out / "analysis.md"})
+        emit(True, None, title=analysis.title, markdown=analysis.markdown, files={"analysis": out / "analysis.md"})
         return 0
-    print(text)
+    print(analysis.markdown)
     print(out / "analysis.md")
     return 0

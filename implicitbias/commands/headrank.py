@@ -57,7 +57,7 @@ def run(args) -> int:
     fn = functools.partial(hr.execute, options={"threads": args.threads})
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         records = store.map(hr.KIND, fn, configs, executor=executor, progress=args.progress, desc="head rank")
-    rows = [asdict(row) for row in hr.summarise(configs, records)]
+    rows = [asdict(row) for row in hr.cell_rows(configs, records)]
     files = {}
     if out is not None and rows:
         files["csv"] = write_csv(out / "headrank.csv", {k: [r[k] for r in rows] for k in rows[0]})

@@ -51,12 +51,10 @@ def run(args) -> int:
             provenance=args.provenance,
         )
     if args.json:
-        from dataclasses import asdict
-
+        from implicitbias.claims import table as claims_table
         from implicitbias.commands import emit
-        from implicitbias.report.claims_table import records
 
-        emit(True, [asdict(r) for r in records(built.claims)], files={"report": built.path})
+        emit(True, claims_table.json_records(built.claims), files={"report": built.path})
     else:
         print(built.path)
     built.raise_errors()

@@ -6,7 +6,6 @@ import contextlib
 from importlib import resources
 
 from implicitbias.commands import check_free_space, emit
-from implicitbias.theory import params
 
 
 def _packaged() -> list[str]:
@@ -32,20 +31,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from implicitbias.api import sweep
     from implicitbias.executors import check_executor, open_executor
     from implicitbias.store import Store, check_creatable, check_store_path, default_store_path
-    from implicitbias.validation.run import resolve_device
-    from implicitbias.validation.sweep import check_data, load_spec, run_sweep, sweep_status
+    from implicitbias.validation.sweep import check_data, load_spec, sweep_status, with_options
 
-    spec = check_data(load_spec(args.spec))
-    if args.threads is not None:
-        spec.options["threads"] = params.integer("threads", args.threads, minimum=1, maximum=1024)
-    if args.device is not None:
-        spec.options["device"] = args.device
-    if args.batched:
-        spec.options["batched"] = True
+    flags = {"threads": args.threads, "device": args.device, "batched": args.batched or None}
+    spec = with_options(check_data(load_spec(args.spec)), {k: v for k, v in flags.items() if v is not None})
     # everything the runs need is checked before anything is printed, --dry-run included
-    resolve_device(spec.options.get("device"))
     check_executor(args.executor, args.workers, args.address)
     path = check_store_path(args.store if args.store is not None else default_store_path())
     with contextlib.ExitStack() as stack:
@@ -76,12 +69,10 @@ def run(args) -> int:
             return 0
         # inline runs go through no executor, so their epoch rows reach the store as they happen
         with open_executor(args.executor, args.workers, args.address) as executor:
-            records = run_sweep(
-                spec, store, executor=None if args.executor == "inline" else executor, progress=args.progress
-            )
-    diverged = sum(r["status"] == "diverged" for r in records)
+            done = sweep(spec, store=store, executor=None if args.executor == "inline" else executor,
+                         progress=args.progress)
     if args.json:
-        emit(True, None, sweep=spec.name, runs=len(records), diverged=diverged, store=store.path)
+        emit(True, None, sweep=spec.name, runs=len(done.records), diverged=done.diverged, store=store.path)
     else:
-        print(f"sweep {spec.name}: {len(records)} runs done ({diverged} diverged); store {store.path}")
+        print(f"sweep {spec.name}: {len(done.records)} runs done ({done.diverged} diverged); store {store.path}")
     return 0

@@ -42,63 +42,32 @@ import re
 import platform
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from implicitbias import __version__
-from implicitbias.claims import TIERS, Context, Result, evaluate, registry
+from implicitbias.claims import TIERS, Context, Result, registry
+from implicitbias.claims.judging import ClaimError, judge_claim, naming
+from implicitbias.claims import table as claims_table
 from implicitbias.figures import markdown_table
-from implicitbias.report import claims_table
-from implicitbias.store import CellError, Store
+from implicitbias.store import Store
 from implicitbias.theory import params
 
-__all__ = ["ClaimError", "Row", "Report", "TIERS", "available_sections", "build_report", "judged_rows", "write_html"]
-
-
-class ClaimError(CellError):
-    """The computation of a claim or of a section's exhibit raised; the message names it."""
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of the claims table."""
-
-    claim: str
-    statement: str
-    check: str
-    measured: str
-    verdict: str
-    reason: str = ""
-    estimate: Any = None  # claims.forgetting.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
-    slug: str = ""  # the claim's slug (``ib.check``, ``verify --only``)
-    paper: str = ""  # its spec, A or B
-    numbers: Mapping[str, Any] = field(default_factory=dict)  # the verdict's numbers
-
-    @classmethod
-    def of(cls, result: Result) -> Row:
-        """The row of a judged claim."""
-        numbers = result.verdict.numbers
-        return cls(*result.row(), estimate=numbers.get("estimate"), slug=result.claim.slug, paper=result.claim.paper,
-                   numbers=numbers)
-
-    @classmethod
-    def failed(cls, claim, error: str) -> Row:
-        """The row of a claim whose computation raised ``error``."""
-        return cls(claim.id, claim.statement, "-", "-", "error", error, slug=claim.slug, paper=claim.paper)
+__all__ = ["Report", "TIERS", "available_sections", "build_report", "write_html"]
 
 
 @dataclass
 class Report:
-    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it), every row, and
-    the one-line cause of each claim or exhibit that failed to compute (empty when none did)."""
+    """What ``build_report`` wrote: the Markdown file (an HTML twin sits beside it), every row of the
+    claims table, and the one-line cause of each claim or exhibit that failed to compute (empty when
+    none did)."""
 
     path: Path
-    claims: list[Row]
+    claims: list[claims_table.Row]
     errors: list[str] = field(default_factory=list)
 
     def raise_errors(self) -> None:
@@ -121,47 +90,23 @@ def _claim_markdown(result: Result) -> str:
     return head + ("\n\n" + result.markdown.strip() if result.markdown.strip() else "") + "\n"
 
 
-@contextlib.contextmanager
-def _naming(what: str):
-    """Turn an error raised while computing ``what`` into a ``ClaimError`` that names it (bad
-    input and store errors pass through as they are)."""
-    try:
-        yield
-    except params.ParameterError:
-        raise
-    except Exception as exc:
-        cause = exc.__cause__ if isinstance(exc, CellError) and exc.__cause__ else exc
-        raise ClaimError(f"{what} failed to compute: {type(cause).__name__}: {' '.join(str(cause).split())[:300]}") from exc
-
-
-def _build_section(mod: ModuleType, ctx: Context, claims: list, verify_only: bool) -> tuple[str, list[Row], list[str]]:
-    parts, rows, errors = [], [], []
-    if hasattr(mod, "exhibit") and not verify_only:
+def _build_section(mod: ModuleType, ctx: Context, claims: list) -> tuple[str, list[claims_table.Row], list[str]]:
+    parts, judgements, errors = [], [], []
+    if hasattr(mod, "exhibit"):
         try:
-            with _naming(f"section {mod.NAME}"):
+            with naming(f"section {mod.NAME}"):
                 parts.append(mod.exhibit(ctx))
         except ClaimError as exc:
             errors.append(str(exc))
             parts.append(f"**error**: {exc}\n")
     for claim in claims:
-        results, claim_rows, error = judged_rows(claim, ctx)
-        if error:
-            errors.append(error)
-            parts.append(f"### {claim.id}: {claim.statement}\n\n**error**: {error}\n")
-        parts += [_claim_markdown(result) for result in results]
-        rows += claim_rows
-    return "\n".join(parts), rows, errors
-
-
-def judged_rows(claim, ctx: Context) -> tuple[list, list[Row], str | None]:
-    """``claim`` judged in ``ctx``: its results, their claims-table rows, and None; or, when its
-    computation raised, no results, one ``error`` row and the one-line error (``ClaimError``)."""
-    try:
-        with _naming(f"claim {claim.id}"):
-            results = evaluate(claim, ctx)
-    except ClaimError as exc:
-        return [], [Row.failed(claim, str(exc))], str(exc)
-    return results, [Row.of(r) for r in results], None
+        judgement = judge_claim(claim, ctx)
+        if judgement.error:
+            errors.append(judgement.error)
+            parts.append(f"### {claim.id}: {claim.statement}\n\n**error**: {judgement.error}\n")
+        parts += [_claim_markdown(result) for result in judgement.results]
+        judgements.append(judgement)
+    return "\n".join(parts), claims_table.rows(judgements), errors
 
 
 def _prefetch(jobs: Sequence[Callable], path: Path, tier: str, pool: Executor) -> None:
@@ -201,13 +146,12 @@ def build_report(
     only: list[str] | None = None,
     executor: Executor | None = None,
     progress: bool = True,
-    verify_only: bool = False,
     data: str = "embed",
     provenance: bool = False,
 ) -> Report:
     """Build the report into folder ``out`` (``report.md``, ``report.html``, ``figures/``).
 
-    ``verify_only``: only the claims ``implicitbias verify`` runs (theorem checks).  ``data``: how
+    ``data``: how
     report.html reaches its data files (``write_html``).  ``provenance``: the header names the
     host and the store's absolute path (default: the store's file name only, so a shared report
     says nothing of the machine that built it).
@@ -220,21 +164,21 @@ def build_report(
     claims = registry()
     chosen = []
     for name, mod in available.items():
-        own = [c for c in claims.values() if c.section == name and (c.verify or not verify_only)]
+        own = [c for c in claims.values() if c.section == name]
         if (only is None or name in only) and own:
             chosen.append((mod, own))
     ctx = Context(store=store, out=Path(out), tier=tier, executor=executor, progress=progress)
     ctx.out.mkdir(parents=True, exist_ok=True)
 
-    built: list[tuple[str, str, list[Row], float]] = []
+    built: list[tuple[str, str, list[claims_table.Row], float]] = []
     errors: list[str] = []
-    jobs = [] if verify_only else [mod.prefetch for mod, _ in chosen if hasattr(mod, "prefetch")]
+    jobs = [mod.prefetch for mod, _ in chosen if hasattr(mod, "prefetch")]
     with _prefetching(jobs, store, tier, executor):
         for mod, own in chosen:
             if progress:
                 print(f"[report] {mod.TITLE} ...", flush=True)
             t0 = time.perf_counter()
-            markdown, rows, failed = _build_section(mod, ctx, own, verify_only)
+            markdown, rows, failed = _build_section(mod, ctx, own)
             built.append((mod.TITLE, markdown, rows, time.perf_counter() - t0))
             errors += failed
 
@@ -251,14 +195,7 @@ def build_report(
         "",
         "## Claims",
         "",
-        markdown_table(
-            ["claim", "statement", "check run", "measured", "verdict", "why"],
-            [[r.claim, r.statement, r.check, r.measured, r.verdict, r.reason] for r in rows],
-        )
-        if rows
-        else "(no section produced claims)",
-        "",
-        claims_table.markdown(rows),
+        claims_table.markdown(rows) if rows else "(no section produced claims)",
         "",
         markdown_table(["section", "seconds"], [[title, f"{dt:.1f}"] for title, _, _, dt in built]),
         "",

@@ -63,7 +63,7 @@ __all__ = [
     "same_minimum",
     "within",
     "funnel",
-    "Plan",
+    "SearchPlan",
     "plan",
     "starts",
     "search",
@@ -86,8 +86,9 @@ RANDOM = "random:"  # label prefix of the random starts, polished at every searc
 
 
 @dataclass(frozen=True)
-class Plan:
-    """How hard the search works for one K at one effort."""
+class SearchPlan:
+    """How hard the search works for one K at one effort (``plan``); a Spec B claim's plan of runs is
+    ``claims.forgetting.experiments.Plan``."""
 
     codes_per_rank: int  # repulsion codes per rank
     max_rank: int  # ranks 2 .. max_rank get repulsion codes
@@ -98,7 +99,7 @@ class Plan:
     refine_iterations: int = 200  # SLSQP iterations of the exact refinement
 
 
-def plan(K: int, effort: int = 1) -> Plan:
+def plan(K: int, effort: int = 1) -> SearchPlan:
     """The search plan of (K, effort).
 
     Effort 1 (the default): ``CODES_PER_RANK`` repulsion codes per rank for ranks up to
@@ -113,7 +114,7 @@ def plan(K: int, effort: int = 1) -> Plan:
     """
     small = K <= SMALL_K
     top = (K + 1) // 2 + 1 if small else min((K + 1) // 2 + 1, LARGE_MAX_RANK)
-    return Plan(
+    return SearchPlan(
         codes_per_rank=(CODES_PER_RANK if small else 1) * effort,
         max_rank=K - 1 if effort >= 2 else min(K - 1, top),
         random_per_rank=effort - 1,

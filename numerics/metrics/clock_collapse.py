@@ -126,7 +126,7 @@ def isotonic_rows(means: np.ndarray, weights: np.ndarray, increasing: np.ndarray
     The max-min formula (Barlow, Bartholomew, Bremner & Brunk 1972, Thm 1.4):
     f_i = max_{j <= i} min_{l >= i} Av(j..l), Av the weighted mean of knots j..l; a decreasing fit
     is minus the increasing fit of -y.  Written here because scipy's ``isotonic_regression`` fits
-    one vector per call and the simulated tiers of C7's operating characteristics fit thousands of
+    one vector per call and the simulated experiments of C7's operating characteristics fit thousands of
     rows per split; O(S k^2) memory, meant for the few knots of a fitting half.  Equal to scipy's
     pool-adjacent-violators to rounding (tests/test_clock_collapse.py).
     """
@@ -173,7 +173,7 @@ def held_out_errors(x: Sequence[float], y, masks: np.ndarray) -> tuple[np.ndarra
     """Per group, the means over the splits holding it out of |f(log x_g) - y_g| and of f(log x_g),
     f the monotone law (``fit_monotone``) fitted on the split's fitting half; and every (split,
     held-out group) absolute error.  ``y`` is one spread per group (n,), or rows of them (S, n)
-    (simulated tiers), and then every output has a leading axis S."""
+    (simulated experiments), and then every output has a leading axis S."""
     u = np.log(np.asarray(x, dtype=float))
     Y = np.asarray(y, dtype=float)
     rows = np.atleast_2d(Y)

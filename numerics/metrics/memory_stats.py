@@ -290,7 +290,7 @@ def ratio_interval(group: Memory, ref: Memory, level: float = CONFIDENCE, seed: 
     rng = np.random.default_rng(seed)
     draws = ratio_draws(group, ref, BOOTSTRAP * 10, rng)
     covered = _coverages(group, ref, TAILS, sims, BOOTSTRAP, seed + 1)
-    # Monte Carlo tolerance: 2 standard errors of a coverage estimate from ``sims`` tiers
+    # Monte Carlo tolerance: 2 standard errors of a coverage estimate from ``sims`` simulated experiments
     tol = 2 * math.sqrt(level * (1 - level) / sims)
     i = next((i for i, c in enumerate(covered) if c >= level - tol), len(TAILS) - 1)
     lo, hi = _percentiles(draws, TAILS[i])

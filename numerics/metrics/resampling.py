@@ -6,7 +6,7 @@ Spec B's verdicts state n, seeds and CIs, and use exact or permutation p-values 
     bootstrap           any statistic of per-seed records with a percentile bootstrap CI over the
                         seeds (scipy.stats.bootstrap; several samples resampled independently)
     mean_ci             the mean of per-seed values with that CI
-    mean_ci_rows        the same for many rows at once (simulated tiers), at several levels
+    mean_ci_rows        the same for many rows at once (simulated experiments), at several levels
     slope_ci            least-squares slope of per-level values (e.g. a spread per batch size)
                         against a covariate, with a CI resampling every level's seeds
     trend_test          that slope's permutation p-value: exact over all n! pairings of the

@@ -106,7 +106,7 @@ def train_grids(ctx, config: Config) -> None:
 
 
 def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
-    """One Evidence per dataset: ``Measured`` (``hr.summarise`` rows, every head init), without rows
+    """One Evidence per dataset: ``Measured`` (``hr.cell_rows`` rows, every head init), without rows
     and with ``missing`` set when the dataset's files are not on this machine.  ``small_init``: only
     the datasets whose grids include the small-initialisation comparison."""
     out = []
@@ -118,7 +118,7 @@ def measure(ctx, config: Config, *, small_init: bool = False) -> list[Evidence]:
             out.append(Evidence(setting(dataset), Measured(dataset, ()), dataset, missing=problem))
             continue
         configs, records = train(ctx, dataset)
-        out.append(Evidence(setting(dataset), Measured(dataset, tuple(hr.summarise(configs, records))), dataset))
+        out.append(Evidence(setting(dataset), Measured(dataset, tuple(hr.cell_rows(configs, records))), dataset))
     return out
 
 

@@ -207,9 +207,9 @@ class SingularValueODE(Claim):
             "Derived with sympy from the mean cross-entropy of the Hadamard-structured deep UFM (shown for L = 2; "
             "`implicitbias.theory.spectral_ode`), with g_j = <chi_j, softmax(z/sqrt n)>:",
             "",
-            f"$$ {unbalanced.latex} $$",
+            f"$$ {unbalanced.latex()} $$",
             "",
-            f"balanced reduction: $$ {balanced.latex} $$",
+            f"balanced reduction: $$ {balanced.latex()} $$",
             "",
             markdown_table(
                 ["K", "L", f"flow time to margin {flows[0].margin:g}", "max rel. error of S_j",

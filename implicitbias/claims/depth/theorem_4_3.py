@@ -138,7 +138,7 @@ class Theorem43(Claim):
         path = save_figure(fig, ctx.path("dynamics_thm43.png"), columns)
         n = cells[0].n
         return "\n".join([
-            f"Transverse eigenvalue on the NC ray (sympy, L = 2): $${ray_linearisation(2).latex}$$ In general "
+            f"Transverse eigenvalue on the NC ray (sympy, L = 2): $${ray_linearisation(2).latex()}$$ In general "
             f"mu_perp has the sign of (L-1)/(L+1) - gamma/K, so sigma*(K, L) = K sqrt(n) (L-1)/(L+1) (here n = {n}).",
             "",
             f"![Theorem 4.3]({ctx.link(path)})",

@@ -1,10 +1,10 @@
 """Spec B (forgetting clocks): its claims C1-C7, the backward-error-analysis claims, and what they
-share: the experiment tiers, the roles of their groups, the shared thresholds and the wording of
+share: the experiments, the roles of their groups, the shared thresholds and the wording of
 CIs and failures.
 
 Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
 
-A *tier* is one experimental design, a packaged sweep spec (``validation/specs``): its
+An *experiment* is one experimental design, a packaged sweep spec (``validation/specs``): its
 ``[[grid]]`` blocks are settings (optimiser, learning rate, batch size, decay, horizon) named for
 the roles they play, each over the spec's sigma_w x seed grid; with ``options.batched`` the runs
 that can share a step (across blocks too) train as one ensemble (``validation.batched``:
@@ -12,17 +12,17 @@ bit-for-bit the solo runs on the toy MLP), each stored as an ordinary run record
 sweep and analyse the same design (``implicitbias sweep default``, ``implicitbias analyse
 default``) and get the report's cells and verdicts.  A claim measures the blocks it needs
 through ``ctx.map`` (cached, resumable, fingerprinted) and judges what they show; the same rule
-judges every tier, and ``implicitbias analyse`` judges a sweep's runs with it.
+judges every experiment, and ``implicitbias analyse`` judges a sweep's runs with it.
 
 Roles (baseline, longer, adaptive, forgetters, batch series, deep) are inferred from the groups
-themselves (``roles``), so tiers and user sweeps are read the same way.
+themselves (``roles``), so experiments and user sweeps are read the same way.
 
-Tiers: ``default.toml`` (the report's default: the BatchNorm MLP on MNIST-1D, minutes) and
+Experiments: ``default.toml`` (the report's default: the BatchNorm MLP on MNIST-1D, minutes) and
 ``fashion_mnist_cpu.toml`` (a narrow BatchNorm ResNet-9 on a Fashion-MNIST subset plus
 ResNet-56/110, hours on a CPU: ``benchmarks/run_fashion_mnist_tier.py``; report tier ``full``).
-Every low-lr SGD run of the toy tier interpolates (>= 99.5% training accuracy) within its horizon.
+Every low-lr SGD run of the toy experiment interpolates (>= 99.5% training accuracy) within its horizon.
 
-Modules, one concern each: ``tiers`` (tier loading and the claims' plans), ``roles`` (role
+Modules, one concern each: ``experiments`` (experiment loading and the claims' plans), ``roles`` (role
 inference), ``training`` (training orchestration), ``group_claim`` (the ``GroupClaim`` base and
 ``MIN_SEEDS``), ``forgetting_claim`` (the rule C3 and C4 share), ``memory_rules`` (the
 pre-registered memory rules), ``wording`` (verdicts, CIs and failures as text), ``figures``, and
@@ -34,12 +34,13 @@ forgetting as fg``; ``fg.Plan``, ``fg.roles``, ...); ``analyse`` is not, since i
 
 from implicitbias.claims.forgetting.group_claim import MIN_SEEDS, GroupClaim
 from implicitbias.claims.forgetting.roles import Roles, roles
-from implicitbias.claims.forgetting.tiers import DEEP, FASHION_MNIST, HORIZONS, REPORT_TIERS, TOY, Plan, Tier, shallow_blocks, tier
+from implicitbias.claims.forgetting.experiments import (DEEP, FASHION_MNIST, HORIZONS, REPORT_TIERS, TOY, Experiment, Plan,
+                                                       experiment, shallow_blocks)
 from implicitbias.claims.forgetting.training import measure_groups
 from implicitbias.claims.forgetting.wording import fmt_ci, fmt_failures, memory_verdict, span, stability
 
 __all__ = [
-    "DEEP", "Tier", "tier", "TOY", "HORIZONS", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "MIN_SEEDS",
+    "DEEP", "Experiment", "experiment", "TOY", "HORIZONS", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "MIN_SEEDS",
     "GroupClaim", "Roles", "roles", "measure_groups", "memory_verdict", "span", "stability", "fmt_ci",
     "fmt_failures",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from implicitbias.claims import table as claims_table
 from implicitbias.claims.forgetting.c7_clocks_collapse_the_spreads import clock_points
 from implicitbias.claims.forgetting.figures import clock_figure
 from implicitbias.claims.forgetting.group_claim import GroupClaim
@@ -17,7 +18,7 @@ from implicitbias.theory.clocks import CLOCKS
 from implicitbias.validation.analysis import Group, group_runs, summarise
 from implicitbias.validation.runs_format import clocks_line, imported_runs
 
-__all__ = ["overview", "judge_runs", "judged", "judge_groups", "runs_trained_elsewhere"]
+__all__ = ["overview", "judged", "judge_groups", "runs_trained_elsewhere"]
 
 
 def overview(ctx, groups: Sequence[Group], name: str) -> str:
@@ -42,11 +43,6 @@ def overview(ctx, groups: Sequence[Group], name: str) -> str:
                         "norm slope [CI]", *CLOCKS, "governing"], rows), "", figure, ""])
 
 
-def judge_runs(ctx, runs: Sequence[tuple[dict, dict]], title: str) -> str:
-    """Markdown of ``implicitbias analyse``: the groups of ``runs`` and every Spec B claim judged on them."""
-    return judge_groups(ctx, group_runs(runs), title)
-
-
 def judged(groups: Sequence[Group], label: str = "") -> list:
     """Every Spec B claim judged on ``groups``: one ``claims.Result`` per piece of evidence."""
     from implicitbias.claims import Result, registry
@@ -62,14 +58,14 @@ def judge_groups(ctx, groups: Sequence[Group], title: str, label: str = "", resu
     if not groups:
         return f"# Analysis: {title}\n\nNo finished runs (run `implicitbias sweep SPEC` or `implicitbias import FILE`)."
     elsewhere = clocks_line([run for g in groups for run in g.runs])
-    rows, details = [], []
-    for r in judged(groups, label) if results is None else results:
+    results = judged(groups, label) if results is None else results
+    details = []
+    for r in results:
         claim, evidence, verdict = r.claim, r.evidence, r.verdict
-        rows.append([claim.id, claim.statement, evidence.check, verdict.measured, verdict.verdict, verdict.reason])
         details += [f"### {claim.id}: {claim.statement}", "", f"**{verdict.verdict}**: {verdict.reason}", "",
                     claim.render(ctx, evidence, verdict), ""]
     return "\n".join([f"# Analysis: {title}", "", *([elsewhere, ""] if elsewhere else []), "## Claims", "",
-                      markdown_table(["claim", "statement", "check", "measured", "verdict", "why"], rows), "",
+                      claims_table.markdown([claims_table.Row.of(r) for r in results]), "",
                       "## Groups", "", overview(ctx, groups, f"{label or 'analysis'}_spread_vs_clock"), *details])
 
 

@@ -20,7 +20,7 @@ the seeds per sigma_w, stated).
 The estimate beside the verdict (issue 19): the difference in interpolation rates, smallest minus
 largest sigma_w, with Newcombe's hybrid-score interval (the two Wilson intervals of
 ``scipy.stats.binomtest``, Newcombe 1998 method 10), its coverage measured by 2,000 binomial
-tiers at the measured rates; the permutation p-value is Fisher's exact test (the exact permutation
+experiments at the measured rates; the permutation p-value is Fisher's exact test (the exact permutation
 test of the 2 x 2 table).  Operating characteristics, exact (binomial; no simulation needed), in
 worlds fixed before any C6 run (benchmarks/RESULTS.md, addendum of issue 19 for C6 and C7): a run
 goes the other way with probability ``FLIP`` = 0.1; claim true: the smallest sigma_w interpolates
@@ -60,7 +60,7 @@ def rate_difference(small: int, n_small: int, large: int, n_large: int, level: f
 
 def coverage(p_small: float, p_large: float, n: int, sims: int = mr.SIMS, seed: int = 0) -> float:
     """The measured coverage of ``rate_difference``'s interval at true rates ``p_small``, ``p_large``
-    and n seeds at each end (``sims`` binomial tiers)."""
+    and n seeds at each end (``sims`` binomial experiments)."""
     rng = np.random.default_rng(seed)
     truth = p_small - p_large
     pairs, counts = np.unique(np.stack([rng.binomial(n, p_small, sims), rng.binomial(n, p_large, sims)], 1), axis=0,
@@ -124,7 +124,7 @@ class C6(fg.GroupClaim):
     def judge(self, evidence: Evidence) -> Verdict:
         deep = evidence.data["deep"]
         if not deep:
-            planned = len(fg.tier(fg.FASHION_MNIST).seeds)
+            planned = len(fg.experiment(fg.FASHION_MNIST).seeds)
             est = _estimate("interpolation rate, smallest - largest sigma_w (not run)", math.nan, math.nan, math.nan,
                             math.nan, planned, math.nan, ())
             return not_run("no ResNet-56/110 groups (they run in the report's full tier)",

@@ -68,7 +68,7 @@ SEARCH_SIMS = 200  # simulated tables per world at each seed count tried by the 
 
 @dataclass(frozen=True)
 class CollapsePlan(fg.Plan):
-    """A plan (blocks of tiers) whose groups form one data set of the direction test, judged together
+    """A plan (blocks of experiments) whose groups form one data set of the direction test, judged together
     under ``label``."""
 
     label: str = ""
@@ -80,8 +80,8 @@ class CollapseConfig:
 
     plans: tuple[CollapsePlan, ...]
 
-    def resolved(self) -> list[tuple[fg.Tier, tuple[str, ...]]]:
-        """Every (tier, blocks) of every plan."""
+    def resolved(self) -> list[tuple[fg.Experiment, tuple[str, ...]]]:
+        """Every (experiment, blocks) of every plan."""
         return [r for plan in self.plans for r in plan.resolved()]
 
 
@@ -123,7 +123,7 @@ def axes_of(group: Group) -> tuple[float, float, float, float]:
 
 
 def collapse_groups(ctx, plan: CollapsePlan) -> list:
-    """The groups of ``plan``'s tiers, trained or read from the store (duplicates across tiers once)."""
+    """The groups of ``plan``'s experiments, trained or read from the store (duplicates across experiments once)."""
     groups, seen = [], set()
     for t, blocks in plan.resolved():
         for g in fg.measure_groups(ctx, t, blocks):

@@ -1,19 +1,20 @@
-"""The base of Spec B's claims: a claim judged from groups of runs, a tier's blocks or any sweep's.
+"""The base of Spec B's claims: a claim judged from groups of runs, an experiment's blocks or any sweep's.
 
 Source: Das, Beneventano, Dey, McKinley, Poggio, arXiv 2605.29152 (Spec B, sections 1-2).
 
-A claim measures the blocks of its plan's tiers (``forgetting.tiers.Plan``) through
+A claim measures the blocks of its plan's experiments (``forgetting.experiments.Plan``) through
 ``forgetting.training.measure_groups`` (cached, resumable, fingerprinted) and judges what they
-show; the same rule judges every tier, and ``implicitbias analyse`` judges a sweep's runs with it
+show; the same rule judges every experiment, and ``implicitbias analyse`` judges a sweep's runs with it
 (``forgetting.analyse``).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 from implicitbias.claims import Claim, Evidence, Threshold
-from implicitbias.claims.forgetting.tiers import Plan
+from implicitbias.claims.forgetting.experiments import Plan
 from implicitbias.claims.forgetting.training import measure_groups
 from implicitbias.validation.analysis import Group
 from implicitbias.validation.data import DataUnavailable
@@ -24,11 +25,11 @@ MIN_SEEDS = Threshold(3, "complete seeds a group needs: fewer leave the ANOVA's 
 
 
 class GroupClaim(Claim):
-    """A Spec B claim: judged from groups of runs, whether a tier's blocks or any sweep's runs.
+    """A Spec B claim: judged from groups of runs, whether an experiment's blocks or any sweep's runs.
 
     ``evidence(groups, label)`` reads its groups' roles (:func:`roles`) and measures what it
-    judges; ``measure`` trains (or reads) the blocks of its plan's tiers and calls it, one
-    Evidence per tier; ``implicitbias analyse`` calls ``evidences`` on a sweep's runs (one
+    judges; ``measure`` trains (or reads) the blocks of its plan's experiments and calls it, one
+    Evidence per experiment; ``implicitbias analyse`` calls ``evidences`` on a sweep's runs (one
     Evidence, unless a claim judges several data sets in them, as C7 its optimiser families).
     """
 
@@ -46,7 +47,7 @@ class GroupClaim(Claim):
         """``evidences`` of the groups ``measure()`` trains or reads, each with the verdicts on two
         seed halves (:meth:`halves`) for claims with simulated operating characteristics; one
         ``not run`` Evidence (``missing``) when their data files are not on this machine, so other
-        tiers still run."""
+        experiments still run."""
         try:
             groups = measure()
         except DataUnavailable as exc:
@@ -67,17 +68,18 @@ class GroupClaim(Claim):
         """Stability: the verdicts of the same rule (its intervals, no simulation) on two disjoint
         halves of the seeds, each group split in its own sorted seeds (the first half of every
         group's seeds, then the second), ``[(seeds, {evidence label: verdict}), (seeds, {...})]``;
-        empty when a group has fewer than 2 x ``min_seeds`` seeds."""
+        empty when a group has fewer than 2 x ``min_seeds`` seeds.  The halves are judged by a copy of
+        the claim without simulation (``oc_sims = 0``): the claim itself, shared by every caller and
+        thread, is never changed by judging."""
         own = [sorted({c["seed"] for c, _ in g.runs}) for g in groups]
         if not own or min(len(s) for s in own) < 2 * self.threshold("min_seeds"):
             return []
-        out, saved = [], self.oc_sims
-        try:
-            self.oc_sims = 0
-            for first in (True, False):
-                parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
-                sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
-                out.append((sorted(set().union(*parts)), {e.label: self.judge(e).verdict for e in self.evidences(sub, label)}))
-        finally:
-            self.oc_sims = saved
+        unsimulated = copy.copy(self)
+        unsimulated.oc_sims = 0
+        out = []
+        for first in (True, False):
+            parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
+            sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
+            out.append((sorted(set().union(*parts)),
+                        {e.label: unsimulated.judge(e).verdict for e in self.evidences(sub, label)}))
         return out

@@ -89,13 +89,13 @@ class Part:
     rates: Callable[[int], OC] | None = field(default=None, compare=False, repr=False)
     n: int = 0
     p: float = math.nan
-    sims: int = 0  # simulated tiers for ``oc`` (0: never simulated); simulated by ``decide`` when needed
+    sims: int = 0  # simulated experiments for ``oc`` (0: never simulated); simulated by ``decide`` when needed
 
 
 @dataclass(frozen=True)
 class OC:
     """Simulated rates: ``agree_false`` = P(agrees | claim false), ``disagree_true`` = P(disagrees |
-    claim true), ``inconclusive_true`` / ``inconclusive_false``; ``sims`` simulated tiers; ``n`` seeds."""
+    claim true), ``inconclusive_true`` / ``inconclusive_false``; ``sims`` simulated experiments; ``n`` seeds."""
 
     agree_false: float
     disagree_true: float
@@ -183,7 +183,7 @@ def oc_snr(mem: ms.Memory, bound: float, below: bool = False, sims: int = SIMS, 
 
 def _ratio_sides(group: ms.Memory, ref: ms.Memory, ratio: float, tail: float, bound: float, below: bool, sims: int,
                  rng: np.random.Generator, n: int) -> tuple[float, float]:
-    """P(agrees), P(disagrees) of the ratio part when the true ratio is ``ratio`` (simulated tiers)."""
+    """P(agrees), P(disagrees) of the ratio part when the true ratio is ``ratio`` (simulated experiments)."""
     agree = disagree = 0
     m_ref = ref.m
     shape = ref.shape  # the memory's sigma_w shape: the baseline's, for every group

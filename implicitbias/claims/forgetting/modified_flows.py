@@ -38,13 +38,14 @@ EXAMPLE_RUNS = (
 @dataclass(frozen=True)
 class DerivedFlow:
     """One derived flow: its config (``optimizer``, ``order``, ``minibatches``), the update's
-    description, the flow as LaTeX and the seconds its derivation took when it was computed."""
+    description, the flow's TeX (``tex``: what ``ModifiedFlow.latex()`` printed; every ``latex``
+    in the package is that method) and the seconds its derivation took when it was computed."""
 
     optimizer: str
     order: int
     minibatches: int
     description: str
-    latex: str
+    tex: str
     seconds: float
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from implicitbias.claims.forgetting.tiers import DEEP
+from implicitbias.claims.forgetting.experiments import DEEP
 from implicitbias.validation.analysis import Group, family
 from implicitbias.validation.groups import setting
 

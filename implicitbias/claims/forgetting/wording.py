@@ -53,7 +53,7 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
     differ = [cp for cp, v in beside.items() if v != decision.verdict]
     oc = decision.oc
     rates = ("OC not simulated" if oc is None else
-             f"simulated ({oc.sims} tiers, n = {oc.n}): P(agrees | false) {oc.agree_false:.3f}, P(disagrees | true) "
+             f"simulated ({oc.sims} experiments, n = {oc.n}): P(agrees | false) {oc.agree_false:.3f}, P(disagrees | true) "
              f"{oc.disagree_true:.3f}, P(inconclusive | true) {oc.inconclusive_true:.3f}")
     measured = "; ".join([mr.describe(p) for p in decision.parts] + [rates] + ([context] if context else []))
     also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())

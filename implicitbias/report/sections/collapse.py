@@ -19,7 +19,7 @@ TITLE = "Clocks as directions (Spec B, C7): does memory change along the clock, 
 def exhibit(ctx) -> str:
     parts = []
     for shown in collapse_grids(ctx):
-        t = shown.tier
+        t = shown.experiment
         parts += [design(t), "", overview(ctx, shown.groups, f"collapse_{t.name}_spread_vs_clock")]
     return "\n".join([
         "C7 is judged per optimiser family on this grid: three clock lines 4x apart crossed with three horizons "

@@ -25,7 +25,7 @@ def exhibit(ctx) -> str:
         "",
     ]
     for f in flows:
-        md += [f"**{f.optimizer}** (order {f.order}): {f.description}", "", f"$$ {f.latex} $$", ""]
+        md += [f"**{f.optimizer}** (order {f.order}): {f.description}", "", f"$$ {f.tex} $$", ""]
     rows = [[r.label, r.optimizer, r.lr, r.batch_size, r.weight_decay, r.epochs,
              *(f"{r.clocks[k]:.3g}" for k in CLOCKS), r.governing] for r in example_clocks()]
     md += ["### Clocks of example runs (constant learning rate)", "",

@@ -14,15 +14,15 @@ TITLE = "Deep networks on real images (Spec B, C6)"
 
 
 def exhibit(ctx) -> str:
-    t = fg.tier(fg.FASHION_MNIST)
+    t = fg.experiment(fg.FASHION_MNIST)
     deep = [b for b in t.blocks if b not in fg.shallow_blocks(t.spec)]
     what = "; ".join(f"{b}: {t.configs(b)[0]['arch']} width {t.configs(b)[0]['width']:g}, sigma_w "
                      f"{sorted({c['sigma_w'] for c in t.configs(b)})}, seeds {sorted({c['seed'] for c in t.configs(b)})}, "
                      f"{t.configs(b)[0]['epochs']} epochs of {t.configs(b)[0]['optimizer']} lr {t.configs(b)[0]['lr']:g}"
                      for b in deep)
     if ctx.tier == "full":
-        return f"C6 on the `{t.name}` tier ({t.description}): {what}."
-    return (f"C6 needs the `{t.name}` tier ({t.description}; {what}), which is not part of report tier "
+        return f"C6 on the `{t.name}` experiment ({t.description}): {what}."
+    return (f"C6 needs the `{t.name}` experiment ({t.description}; {what}), which is not part of report tier "
             f"`{ctx.tier}`: `implicitbias report --tier full` measures it (hours on a CPU; "
             "`benchmarks/run_fashion_mnist_tier.py` runs it resumably) and `benchmarks/RESULTS.md` holds the table "
             "of one run.")

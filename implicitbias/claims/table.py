@@ -1,7 +1,10 @@
-"""The machine-readable claims table: one row per verdict, written as ``claims.csv`` by the report
-and printed by ``implicitbias verify --json``; the report's Markdown numbers table shows the same.
+"""The claims table, its one writer: one ``Row`` per verdict (a claim judged on one data set, or a
+claim whose computation raised), written as Markdown (:func:`markdown`: the report's, ``implicitbias
+verify``'s and ``implicitbias analyse``'s table, which the report's HTML page renders), as CSV
+(:func:`write_csv`: the report's ``claims.csv``) and as JSON (:func:`json_records`: ``verify --json``,
+``report --json``).
 
-Columns: claim id, its slug (``ib.check``, ``verify --only``), its paper (spec A or B), the
+Columns of the CSV and JSON records: claim id, its slug (``ib.check``, ``verify --only``), its paper (spec A or B), the
 statement, what was measured, the verdict and the reason for it, the verdict's numbers (a JSON
 object: the theorem checks' gaps, tolerances and counts), the deciding quantity with its estimate, interval and measured
 coverage, n seeds, a permutation p-value, and for Spec B's memory claims the simulated rates
@@ -16,13 +19,50 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from implicitbias.figures import markdown_table
 from implicitbias.plain import plain
 
-__all__ = ["COLUMNS", "ClaimRecord", "records", "write_csv", "markdown"]
+__all__ = ["COLUMNS", "ClaimRecord", "Row", "rows", "records", "write_csv", "json_records", "markdown", "numbers_markdown"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the claims table: a claim judged on one data set (``Row.of``) or a claim whose
+    computation raised (``Row.failed``)."""
+
+    claim: str
+    statement: str
+    check: str
+    measured: str
+    verdict: str
+    reason: str = ""
+    estimate: Any = None  # claims.forgetting.memory_rules.Estimate: the numbers of its claims.csv row (None: none)
+    slug: str = ""  # the claim's slug (``ib.check``, ``verify --only``)
+    paper: str = ""  # its spec, A or B
+    numbers: Mapping[str, Any] = field(default_factory=dict)  # the verdict's numbers
+
+    @classmethod
+    def of(cls, result) -> Row:
+        """The row of a judged claim (a ``claims.Result``)."""
+        numbers = result.verdict.numbers
+        return cls(*result.row(), estimate=numbers.get("estimate"), slug=result.claim.slug, paper=result.claim.paper,
+                   numbers=numbers)
+
+    @classmethod
+    def failed(cls, claim, error: str) -> Row:
+        """The row of a claim whose computation raised ``error``."""
+        return cls(claim.id, claim.statement, "-", "-", "error", error, slug=claim.slug, paper=claim.paper)
+
+
+def rows(judgements: Iterable) -> list[Row]:
+    """The rows of ``claims.Judgement`` s: one per result, one ``error`` row per claim that raised."""
+    return [row for j in judgements
+            for row in ([Row.failed(j.claim, j.error)] if j.error is not None else [Row.of(r) for r in j.results])]
 
 
 @dataclass(frozen=True)
@@ -89,14 +129,27 @@ def write_csv(rows: Sequence, path: str | Path) -> Path:
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, COLUMNS)
         writer.writeheader()
-        for rec in records(rows):
-            writer.writerow({k: "" if v is None else v for k, v in asdict(rec).items()})
+        for rec in json_records(rows):
+            writer.writerow({k: "" if v is None else v for k, v in rec.items()})
     return path
 
 
-def markdown(rows: Sequence) -> str:
+def json_records(rows: Sequence) -> list[dict]:
+    """The records of ``rows`` as JSON-able objects, one per row, the columns of ``claims.csv``."""
+    return [asdict(r) for r in records(rows)]
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    """The claims table in Markdown: one line per row (claim, statement, check run, measured, verdict,
+    why), then the numbers of ``claims.csv`` for the rows that have them (:func:`numbers_markdown`)."""
+    verdicts = markdown_table(["claim", "statement", "check run", "measured", "verdict", "why"],
+                              [[r.claim, r.statement, r.check, r.measured, r.verdict, r.reason] for r in rows])
+    numbers = numbers_markdown(rows)
+    return verdicts + ("\n\n" + numbers if numbers else "")
+
+
+def numbers_markdown(rows: Sequence) -> str:
     """The numbers of ``claims.csv`` as a Markdown table (rows with numbers only; empty if none)."""
-    from implicitbias.figures import markdown_table
 
     def fmt(x, digits=3):
         return "-" if x is None else (f"{x:.{digits}g}" if isinstance(x, float) else str(x))
