@@ -74,7 +74,7 @@ def experiment(spec: str) -> Experiment:
 
 
 TOY = "default"  # validation/specs/default.toml: the report's default tier
-HORIZONS = "horizon"  # validation/specs/horizon.toml: the toy tier's low-lr SGD at E and at 5E epochs (C2)
+HORIZONS = "horizon"  # validation/specs/horizon.toml: the toy experiment's low-lr SGD at E and at 5E epochs (C2)
 FASHION_MNIST = "fashion_mnist_cpu"  # validation/specs/fashion_mnist_cpu.toml: report tier full
 REPORT_TIERS = {"default": (TOY,), "gpu": (TOY,), "full": (TOY, FASHION_MNIST)}  # the experiments each report tier runs
 
