@@ -552,3 +552,12 @@ def test_slope_table_values_are_the_per_seed_least_squares_slopes_of_the_present
     expected = [linregress(x[o], r[o]).slope for r, o in zip(y, ok) if o.sum() >= 2]
     assert table.values == pytest.approx(expected) and len(expected) == 4
     assert ms.slopes(y[[0, 2, 4]], x) == pytest.approx([expected[0], expected[2], expected[3]])
+
+
+def test_jackknife_se_from_updated_sums_equals_the_leave_one_seed_out_anovas():
+    """The O(n k) jackknife of psi equals n textbook ANOVAs of the table without each seed, on a table
+    with large seed effects (the updated sums must drop the left-out row from every term)."""
+    y = ROBUST + 40.0 * np.arange(5)[:, None]
+    assert ms._jackknife_se(y) == pytest.approx(_textbook_jackknife(y.tolist()), rel=1e-9)
+    batch = np.stack([y, ROBUST[:, ::-1], ROBUST[[0, 0, 1, 2, 3]]])  # a repeated seed, as in a resample
+    assert ms._jackknife_se(batch) == pytest.approx([_textbook_jackknife(t.tolist()) for t in batch], rel=1e-9)

@@ -302,7 +302,7 @@ def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = 
     ``sims``, its coverage measured at the table's fitted components), with its OC."""
     robust = table is not None
     interval = ms.robust_snr(table, mem.snr.level) if robust else mem.snr
-    if sims and mem.usable and mem.sigma > 0:
+    if sims and not math.isnan(interval.lo) and mem.usable and mem.sigma > 0:  # the robust one needs 3 seeds
         rng = np.random.default_rng(1)
         lo, hi = _simulated_snr(mem, mem.m, mem.n, sims, rng, robust)
         truth = mem.m / mem.sigma
