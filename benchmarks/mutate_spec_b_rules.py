@@ -124,11 +124,53 @@ MUTANTS += [(name, path, old, new, STATS_TESTS) for name, path, old, new in [
     ('mean_ci_rows: reflected ends', RS, 'out.append((np.minimum(lo, mean), np.maximum(hi, mean)))',
      'out.append((np.minimum(2 * mean - hi, mean), np.maximum(2 * mean - lo, mean)))'),
     ('oc_snr: world ignored', MR, 'for s in _worlds(bound, below, world):', 'for s in _worlds(bound, below, WORLD):'),
-    ('oc_mean: world ignored', MR, 'for mean in _worlds(bound, below, world):', 'for mean in _worlds(bound, below, WORLD):'),
+    ('oc_mean: world ignored', MR, 'for slope in _worlds(bound, below, world):', 'for slope in _worlds(bound, below, WORLD):'),
     ('oc_ratio: world ignored', MR, 'true, false = _worlds(bound, below, world)', 'true, false = _worlds(bound, below, WORLD)'),
     ('worlds: claim-true and claim-false swapped', MR,
      'return (bound / world, bound * world) if below else (bound * world, bound / world)',
      'return (bound * world, bound / world) if below else (bound / world, bound * world)'),
+]]
+
+ROBUST_TESTS = ['tests/test_memory_stats.py::test_jackknife_se_from_updated_sums_equals_the_leave_one_seed_out_anovas',
+                'tests/test_memory_stats.py::test_robust_interval_ends_are_the_bootstrap_t_quantiles_of_the_enumerated_'
+                'bootstrap_joined_with_the_exact',
+                'tests/test_memory_stats.py::test_robust_interval_is_vectorised_over_tables_and_refuses_too_few_seeds',
+                'tests/test_memory_rules.py::test_oc_of_the_robust_interval_matches_an_independent_simulation_of_its_tables',
+                'tests/test_c1_low_lr_sgd_remembers.py::test_the_memory_part_reads_the_robust_interval_of_its_table']
+TABLE_TESTS = ['tests/test_memory_rules.py::test_oc_of_the_mean_part_on_drawn_normal_tables_matches_the_noncentral_t_'
+               'distribution', 'tests/test_memory_rules.py::test_oc_of_the_mean_part_on_resampled_rows_matches_the_exact_'
+               'bootstrap_enumeration', 'tests/test_memory_rules.py::test_oc_of_the_mean_part_with_student_t_rows_matches_'
+               'an_independent_monte_carlo', 'tests/test_memory_rules.py::test_drawn_tables_keep_the_fitted_sigma_w_shape_'
+               'with_the_worlds_slope', 'tests/test_memory_stats.py::test_slope_table_values_are_the_per_seed_least_'
+               'squares_slopes_of_the_present_cells']
+C1 = 'implicitbias/claims/forgetting/c1_low_lr_sgd_remembers.py'
+MUTANTS += [(f'C1 tails: {name}', path, old, new, tests) for name, path, old, new, tests in [  # issue 27 item 6 gaps
+    ('jackknife: deviations from the smallest', MS, '((loo - loo.mean(-1, keepdims=True)) ** 2).sum(-1))\n\n\ndef robust',
+     '((loo - loo.min(-1, keepdims=True)) ** 2).sum(-1))\n\n\ndef robust', ROBUST_TESTS),
+    ('jackknife: SS_e without the row left out in the grand term', MS, '+ m * k * grand**2', '+ n * k * grand**2',
+     ROBUST_TESTS),
+    ('bootstrap-t quantiles swapped', MS, 'np.expm1(psi - t_hi * se)', 'np.expm1(psi - t_lo * se)', ROBUST_TESTS),
+    ('not studentised (basic bootstrap)', MS, ') / _jackknife_se(yb)', ') / se[(..., *extra)]', ROBUST_TESTS),
+    ('bootstrap-t at the exact level', MS, 'tail = (1 - boot_level) / 2', 'tail = (1 - level) / 2', ROBUST_TESTS),
+    ('join: the larger lower end', MS, 'return np.fmin(e_lo, b_lo), np.fmax(e_hi, b_hi)',
+     'return np.fmax(e_lo, b_lo), np.fmax(e_hi, b_hi)', ROBUST_TESTS),
+    ('simulations of the robust part with the exact interval', MR,
+     'lo, hi = _simulated_snr(mem, s * mem.sigma, n, sims, rng, robust)',
+     'lo, hi = _simulated_snr(mem, s * mem.sigma, n, sims, rng)', ROBUST_TESTS),
+    ('C1 reads the exact interval', C1, 'sims,\n                             d["tables"][checkpoint]),', 'sims),',
+     ROBUST_TESTS),
+    ('drawn tables: resampled rows without sqrt(n / (n - 1))', MS, 'rows = resid * math.sqrt(n0 / (n0 - 1))',
+     'rows = resid', TABLE_TESTS),
+    ('drawn tables: normal rows over sqrt(n0)', MS, '@ resid / math.sqrt(n0 - 1)', '@ resid / math.sqrt(n0)',
+     TABLE_TESTS),
+    ('drawn tables: t rows with 5 df', MS, 'rng.chisquare(3, (sims, n, 1))', 'rng.chisquare(5, (sims, n, 1))',
+     TABLE_TESTS),
+    ('drawn tables: the slope added, not moved', MS, 'means = means + (slope - slopes(means, x)) * c',
+     'means = means + slope * c', TABLE_TESTS),
+    ('oc_mean: noise ignored', MR, 'drawn = table.simulate(slope, n, sims, noise, rng)',
+     'drawn = table.simulate(slope, n, sims, "normal", rng)', TABLE_TESTS),
+    ('slope values: first two cells only', MS, 'out.append(float(np.polyfit(x[ok], row[ok], 1)[0]))',
+     'out.append(float(np.polyfit(x[ok][:2], row[ok][:2], 1)[0]))', TABLE_TESTS),
 ]]
 
 CD = 'numerics/metrics/clock_direction.py'  # C7's direction test (issue 27 item 1)

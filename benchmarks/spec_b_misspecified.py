@@ -1,7 +1,8 @@
 """Coverage of Spec B's C1-C5 intervals under misspecified noise, and their operating characteristics
 close to each bound (issue 27 item 6).  Run from the repository root:
 
-    python benchmarks/spec_b_misspecified.py [--tiers 2000] [--ratio-tiers 500] [--sims 2000]
+    python benchmarks/spec_b_misspecified.py [--tiers 2000] [--ratio-tiers 500] [--sims 2000] [--world 1.25]
+                                             [--skip tails,snr,robust,slope,ratio,oc] [--noises normal,t3]
 
 Components: the stored verdict-seed tables (seeds 10-17, 5 sigma_w, default tier, interpolating
 checkpoint, from the cold report of 2026-12-02 20:18 UTC): low-lr SGD (C1's memory-to-noise s = 1.77,
@@ -19,10 +20,18 @@ variance sigma^2 (so the estimands are unchanged):
     rising     N(0, (sigma w_j)^2), w_j geometric, w_k / w_1 = 3, mean w_j^2 = 1  (sd rising with sigma_w)
     failed     normal, then 1 or 2 cells per table NaN (half the tables each)     (failed runs)
 
+C1's interval of s side by side (section ``tails``): the exact interval and the robust one
+(``memory_stats.robust_snr_ends``: the exact joined with a studentised bootstrap over seeds) at
+bootstrap-t levels 0.95, 0.975, 0.99 on the same tables of every noise; ``ROBUST_LEVEL`` is the
+narrowest whose coverage is within 2 SE of 95% under all four.  The row ``robust`` is C1's interval
+as the verdict computes it (1,999 resamples).
+
 Operating characteristics at a factor ``--world`` (default 1.25) from each bound, instead of
 ``memory_rules.WORLD`` = 2.57: the rule's wrong-direction rates on the tables of each noise model (the
-coverage section), and ``oc_snr``, ``oc_ratio``, ``oc_mean`` (normal model) at n = 8 with
-``seeds_needed`` where a rate is above 5%.  Results: benchmarks/RESULTS.md, "The C1-C5 statistics
+coverage section), and ``oc_snr`` (exact and robust), ``oc_ratio`` (normal model) and ``oc_mean``
+(tables drawn with normal, resampled and student-t seed rows; the per-seed slopes above as lines
+through 0, the stored log-norm tables not being in this script) at n = 8 with ``seeds_needed`` where a
+rate is above 5%.  Results: benchmarks/RESULTS.md, "The C1-C5 statistics
 pinned, under misspecified noise, and close to their bounds".
 """
 
@@ -84,6 +93,40 @@ def snr_ends(mem: ms.Memory, s: float, kind: str, tiers: int, seed: int) -> tupl
     return lo, hi
 
 
+def robust_ends(mem: ms.Memory, s: float, kind: str, tiers: int, seed: int,
+                boot_level: float = ms.ROBUST_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """C1's robust intervals of s (``memory_stats.robust_snr_ends``, the verdict's 1,999 resamples) of the
+    same ``tiers`` tables as ``snr_ends`` (same seed), batched by the shape ``complete`` leaves."""
+    ys = tables(mem, s * mem.sigma, kind, tiers, np.random.default_rng(seed))
+    done = [ms.complete(y)[0] for y in ys]
+    lo, hi = np.empty(tiers), np.empty(tiers)
+    for shape in {t.shape for t in done}:
+        at = [i for i, t in enumerate(done) if t.shape == shape]
+        for start in range(0, len(at), 200):
+            batch = at[start:start + 200]
+            lo[batch], hi[batch] = ms.robust_snr_ends(np.stack([done[i] for i in batch]), boot_level=boot_level,
+                                                      seed=seed + start)
+    return lo, hi
+
+
+def tails(tiers: int) -> None:
+    """C1's interval of s side by side: the exact one and the robust one (the exact joined with the
+    bootstrap-t at levels 0.95, 0.975, 0.99; ``ROBUST_LEVEL`` chosen from this) on the same tables, under
+    every noise: coverage, misses on each side, median width."""
+    sgd = ms.memory(SGD, permute=False)
+    truth = sgd.m / sgd.sigma
+    for j, kind in enumerate(NOISES):
+        start = time.process_time()
+        rows = [("exact", snr_ends(sgd, truth, kind, tiers, 300 + j))]
+        for level in (0.95, 0.975, 0.99):
+            rows.append((f"joined, bootstrap-t {level:g}", robust_ends(sgd, truth, kind, tiers, 300 + j, level)))
+        for what, (lo, hi) in rows:
+            print(f"tails | {kind} | {what} | coverage {np.mean((lo <= truth) & (truth <= hi)):.3f} | lower end above "
+                  f"{np.mean(lo > truth):.3f} | upper end below {np.mean(hi < truth):.3f} | median width "
+                  f"{np.median(hi - lo):.2f}", flush=True)
+        print(f"tails | {kind} | {time.process_time() - start:.0f} CPU s", flush=True)
+
+
 def ratio_ends(group: ms.Memory, ref: ms.Memory, r: float, kind: str, tiers: int, seed: int):
     """``ratio_interval`` (each tier calibrated on 100 simulated tiers, as the slow coverage test) of
     ``tiers`` pairs of tables at the two groups' components, the group's memory set to r x the
@@ -113,15 +156,26 @@ def slope_ends(slopes, slope: float, kind: str, tiers: int, seed: int) -> tuple[
     return lo, hi
 
 
+def log_norm_table(slopes) -> ms.SlopeTable:
+    """A seed x sigma_w table of log norms whose per-seed slopes against log sigma_w are ``slopes``
+    exactly (each seed a line through 0: the stored runs' tables are not in this script)."""
+    x = np.log(SIGMA_W)
+    c = x - x.mean()
+    return ms.SlopeTable(tuple(x), tuple(tuple(b * c) for b in slopes))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", type=int, default=2000, help="simulated tiers per exact / t coverage")
     parser.add_argument("--ratio-tiers", type=int, default=500, help="simulated tiers per ratio coverage")
     parser.add_argument("--sims", type=int, default=mr.SIMS, help="simulated tiers per operating characteristic")
     parser.add_argument("--world", type=float, default=1.25, help="factor between each bound and its worlds")
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: snr,slope,ratio,oc")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: tails,snr,robust,slope,ratio,oc")
+    parser.add_argument("--noises", default=",".join(NOISES), help="comma-separated noise models of the rows")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
+    if "tails" not in skip:
+        tails(args.tiers)
     sgd, adam = ms.memory(SGD, permute=False), ms.memory(ADAM, permute=False)
     print(f"SGD m {sgd.m:.3f} sigma {sgd.sigma:.3f} s {sgd.snr.estimate:.3f}; Adam m {adam.m:.3f} sigma "
           f"{adam.sigma:.3f}; r {adam.m / sgd.m:.3f}", flush=True)
@@ -130,6 +184,8 @@ def main() -> None:
     # (section, what, the ends at a true value, the estimate, the bound, below)
     rows = [("snr", "C1 s (SGD)", lambda v, kind, seed, t: snr_ends(sgd, v, kind, t, seed), sgd.m / sgd.sigma,
              float(mr.NOISE), False),
+            ("robust", "C1 s robust (SGD)", lambda v, kind, seed, t: robust_ends(sgd, v, kind, t, seed),
+             sgd.m / sgd.sigma, float(mr.NOISE), False),
             ("slope", "C1 norm slope (SGD)", lambda v, kind, seed, t: slope_ends(SGD_SLOPES, v, kind, t, seed), slope,
              bound, False),
             ("ratio", "C3 r (Adam / SGD)", lambda v, kind, seed, t: ratio_ends(adam, sgd, v, kind, t, seed),
@@ -139,6 +195,8 @@ def main() -> None:
             continue
         tiers = args.ratio_tiers if section == "ratio" else args.tiers
         for j, kind in enumerate(NOISES):
+            if kind not in args.noises.split(","):
+                continue
             start = time.process_time()
             lo, hi = ends(estimate, kind, 100 + j, tiers)
             cover = np.mean((lo <= estimate) & (estimate <= hi))
@@ -153,13 +211,18 @@ def main() -> None:
     if "oc" in skip:
         return
     ratio = ms.ratio_interval(adam, sgd)
+    sgd_norms, adam_norms = log_norm_table(SGD_SLOPES), log_norm_table(ADAM_SLOPES)
     parts = [("C1 s > 1 (SGD)", lambda n: mr.oc_snr(sgd, float(mr.NOISE), False, args.sims, n=n, world=args.world)),
-             ("C1 norm slope > 0.389 (SGD)",
-              lambda n: mr.oc_mean(SGD_SLOPES, bound, False, args.sims, n=n, world=args.world)),
+             ("C1 s > 1 (SGD), robust interval",
+              lambda n: mr.oc_snr(sgd, float(mr.NOISE), False, args.sims, n=n, world=args.world, robust=True)),
+             *((f"C1 norm slope > 0.389 (SGD), {noise} seed rows",
+                lambda n, noise=noise: mr.oc_mean(sgd_norms, bound, False, args.sims, n=n, world=args.world,
+                                                  noise=noise)) for noise in ms.NOISES),
              ("C3 r < 0.389 (Adam)",
               lambda n: mr.oc_ratio(adam, sgd, ratio, bound, True, args.sims, n=n, world=args.world)),
-             ("C3 norm slope < 0.389 (Adam)",
-              lambda n: mr.oc_mean(ADAM_SLOPES, bound, True, args.sims, n=n, world=args.world))]
+             *((f"C3 norm slope < 0.389 (Adam), {noise} seed rows",
+                lambda n, noise=noise: mr.oc_mean(adam_norms, bound, True, args.sims, n=n, world=args.world,
+                                                  noise=noise)) for noise in ms.NOISES)]
     for what, rates in parts:
         start = time.process_time()
         oc = rates(8)

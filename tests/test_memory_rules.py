@@ -1,6 +1,7 @@
 """The pieces of Spec B's memory rules (``claims.forgetting.memory_rules``): sides of a bound, every part
 against any part, the operating characteristics against closed forms, the underpowered gate."""
 
+import itertools
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ from scipy.stats import ncf
 
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import memory_stats as ms
+from implicitbias.theory.params import ParameterError
 
 SHAPE = (2.0, 1.0, 0.0, -0.5, -2.5)
 
@@ -69,13 +71,60 @@ def test_oc_of_the_exact_interval_matches_the_noncentral_f_closed_form(world):
     assert central_f.cdf(f_agree, df1, df2) > 0.975  # the bound is above 0: F_crit beyond the central point
 
 
-@pytest.mark.parametrize("world, values", [(mr.WORLD, [0.5, 0.9, 0.2, 0.7, 0.35]),
-                                           (1.25, [0.41, 0.52, 0.33, 0.47, 0.39, 0.36])])
-def test_oc_of_the_mean_part_matches_the_noncentral_t_distribution(world, values):
+def test_oc_of_the_robust_interval_matches_an_independent_simulation_of_its_tables():
+    """``oc_snr(robust=True)`` at 1.25x the bound: tables drawn here by hand at the memory's components
+    (effects rescaled to s x sigma, normal noise), each interval from ``robust_snr_ends``; the rates agree
+    within Monte Carlo error, and the exact interval's P(inconclusive | true) differs from them."""
+    mem, sims, n, world = _memory(n=8, m=1.6), 800, 8, 1.25
+    rng = np.random.default_rng(9)
+    a = np.asarray(mem.shape) - np.mean(mem.shape)
+    unit = a / math.sqrt((a**2).sum() / (len(a) - 1))
+
+    def ends(s):
+        y = s * mem.sigma * unit + mem.sigma * rng.standard_normal((sims, n, len(a)))
+        return ms.robust_snr_ends(y, resamples=mr.ROBUST_RESAMPLES, seed=int(rng.integers(1000)))
+
+    (lo_t, hi_t), (lo_f, _) = ends(world), ends(1 / world)
+    expected = ((lo_f > 1).mean(), (hi_t < 1).mean(), ((lo_t <= 1) & (hi_t >= 1)).mean())
+    oc = mr.oc_snr(mem, 1.0, sims=sims, seed=2, n=n, world=world, robust=True)
+    tol = 4 * math.sqrt(0.25 / sims * 2)
+    assert (oc.agree_false, oc.disagree_true, oc.inconclusive_true) == pytest.approx(expected, abs=tol)
+    exact = mr.oc_snr(mem, 1.0, sims=sims, seed=2, n=n, world=world)
+    assert exact.inconclusive_true < oc.inconclusive_true - tol  # the robust interval is the wider one
+
+
+# a generic log-norm table: 6 seeds x 5 sigma_w, curved in x, seed effects, uneven residuals
+X = tuple(np.log([0.25, 0.5, 1.0, 1.5, 2.5]))
+NORMS = ms.SlopeTable(X, tuple(tuple(0.45 * x + 0.08 * x**2 + b + 3 * e for x, e in zip(X, row)) for b, row in zip(
+    (2.1, 1.7, 2.4, 1.9, 2.0, 2.2),
+    ((0.02, -0.05, 0.01, 0.03, -0.04), (-0.06, 0.02, 0.04, -0.01, 0.05), (0.03, 0.03, -0.08, 0.02, 0.01),
+     (0.0, -0.02, 0.02, 0.05, -0.07), (0.05, 0.01, -0.03, -0.06, 0.04), (-0.04, 0.06, 0.0, -0.02, 0.03)))))
+
+
+def _reference_slopes(table: ms.SlopeTable) -> np.ndarray:
+    """Per-seed slopes by scipy's linregress (independent of the package's polyfit and its vectorised sum)."""
+    from scipy.stats import linregress
+
+    return np.array([linregress(table.x, row).slope for row in table.y])
+
+
+def _t_sides(x: np.ndarray, bound: float):
+    """(agrees, disagrees) of scipy's one-sample t interval of each row of x against bound (claim: above)."""
+    from scipy.stats import ttest_1samp
+
+    ci = ttest_1samp(x, 0.0, axis=-1).confidence_interval(0.95)
+    return ci.low > bound, ci.high < bound
+
+
+@pytest.mark.parametrize("world", [mr.WORLD, 1.25])
+def test_oc_of_the_mean_part_on_drawn_normal_tables_matches_the_noncentral_t_distribution(world):
+    """Normal seed rows at the table's residual covariance make each recomputed per-seed slope normal with
+    the measured sd of the slopes: P(agrees | false) and P(disagrees | true) are noncentral t tails."""
     from scipy.stats import nct, t
 
-    oc = mr.oc_mean(values, 0.389, below=False, sims=20000, seed=3, world=world)
-    sd, n = np.std(values, ddof=1), len(values)
+    oc = mr.oc_mean(NORMS, 0.389, below=False, sims=20000, seed=3, world=world)
+    slopes = _reference_slopes(NORMS)
+    sd, n = np.std(slopes, ddof=1), len(slopes)
     crit = t.ppf(0.975, n - 1)
     # agrees when (mean - bound) / (s / sqrt n) > crit; in the false world mean = bound / world;
     # disagrees when (mean - bound) / (s / sqrt n) < -crit; in the true world mean = bound x world
@@ -86,6 +135,63 @@ def test_oc_of_the_mean_part_matches_the_noncentral_t_distribution(world, values
     assert oc.disagree_true == pytest.approx(nct.cdf(-crit, n - 1, delta_true), abs=tol)
     assert oc.inconclusive_true == pytest.approx(nct.cdf(crit, n - 1, delta_true) - nct.cdf(-crit, n - 1, delta_true),
                                                  abs=tol)
+    assert 0.05 < oc.inconclusive_true < 0.95 or world != 1.25  # a generic point: no rate trivially 0 or 1
+
+
+def _rates(x_true: np.ndarray, x_false: np.ndarray, bound: float) -> tuple[float, float, float]:
+    """P(agrees | false), P(disagrees | true), P(inconclusive | true) of scipy's t intervals of the rows."""
+    agree_t, disagree_t = _t_sides(x_true, bound)
+    return _t_sides(x_false, bound)[0].mean(), disagree_t.mean(), 1 - agree_t.mean() - disagree_t.mean()
+
+
+def test_oc_of_the_mean_part_on_resampled_rows_matches_the_exact_bootstrap_enumeration():
+    """Resampled residual rows make the per-seed slopes the world's mean plus the measured slopes'
+    deviations x sqrt(n / (n - 1)), drawn with replacement: every one of the 6^6 ordered draws enumerated."""
+    world, bound = 1.1, 0.389
+    slopes = _reference_slopes(NORMS)
+    n = len(slopes)
+    dev = (slopes - slopes.mean()) * math.sqrt(n / (n - 1))
+    draws = dev[np.array(list(itertools.product(range(n), repeat=n)))]
+    expected = _rates(bound * world + draws, bound / world + draws, bound)
+    oc = mr.oc_mean(NORMS, bound, below=False, sims=20000, seed=4, world=world, noise="resampled")
+    tol = 4 * math.sqrt(0.25 / 20000)
+    assert (oc.agree_false, oc.disagree_true, oc.inconclusive_true) == pytest.approx(expected, abs=tol)
+    assert 0.05 < expected[2] < 0.95  # a generic point: no rate trivially 0 or 1
+
+
+def test_oc_of_the_mean_part_with_student_t_rows_matches_an_independent_monte_carlo():
+    """Multivariate t rows (3 df) at the residual covariance make each per-seed slope the world's mean plus
+    sd x t_3 / sqrt(3) (sd the measured slopes' sd): checked against 40,000 tiers drawn with scipy's t."""
+    from scipy.stats import t
+
+    world, bound = 1.1, 0.389
+    slopes = _reference_slopes(NORMS)
+    sd, n = np.std(slopes, ddof=1), len(slopes)
+    e = sd * t.rvs(3, size=(40000, n), random_state=np.random.default_rng(11)) / math.sqrt(3)
+    expected = _rates(bound * world + e, bound / world + e, bound)
+    oc = mr.oc_mean(NORMS, bound, below=False, sims=20000, seed=5, world=world, noise="student-t")
+    tol = 4 * math.sqrt(0.25 / 20000 + 0.25 / 40000)
+    assert (oc.agree_false, oc.disagree_true, oc.inconclusive_true) == pytest.approx(expected, abs=tol)
+    normal = mr.oc_mean(NORMS, bound, below=False, sims=20000, seed=5, world=world)
+    assert abs(oc.inconclusive_true - normal.inconclusive_true) > tol  # heavy-tailed seeds: t_3 is not normal
+
+
+def test_drawn_tables_keep_the_fitted_sigma_w_shape_with_the_worlds_slope():
+    """The mean of many drawn tables is the table's column means plus a multiple of x - mean(x) that sets
+    their least-squares slope to the world's (the curvature kept); n and the kept columns follow the data."""
+    rng = np.random.default_rng(6)
+    y = np.array(NORMS.y)
+    means = y.mean(0)
+    c = np.array(X) - np.mean(X)
+    fitted = np.polyfit(X, means, 1)[0]
+    for noise in ms.NOISES:
+        drawn = NORMS.draw(0.7, 9, 4000, noise, rng)
+        assert drawn.shape == (4000, 9, 5)
+        assert drawn.mean((0, 1)) == pytest.approx(means + (0.7 - fitted) * c, abs=0.01)
+    missing = ms.SlopeTable(X, tuple((*row[:4], math.nan) if i < 4 else row for i, row in enumerate(NORMS.y)))
+    assert missing.draw(0.5, 3, 2, "normal", rng).shape == (2, 3, 4)  # sigma_w missing in 4 of 6 seeds dropped
+    with pytest.raises(ParameterError, match="noise"):
+        NORMS.draw(0.5, 3, 2, "cauchy", rng)
 
 
 def test_oc_of_the_ratio_part_close_to_the_bound_reads_its_worlds():
@@ -99,7 +205,7 @@ def test_oc_of_the_ratio_part_close_to_the_bound_reads_its_worlds():
     assert near.inconclusive_true > far.inconclusive_true + 0.1 and near.inconclusive_false > far.inconclusive_false
     assert near.wrong <= 0.025 + 4 * math.sqrt(0.025 / 400)
     with pytest.raises(mr.ParameterError, match="world"):
-        mr.oc_mean([0.5, 0.6], 0.389, below=False, world=1.0)
+        mr.oc_mean(NORMS, 0.389, below=False, world=1.0)
 
 
 def test_claim_oc_bounds_from_its_parts():

@@ -470,3 +470,94 @@ def test_redrawn_memories_have_the_noncentral_f_moments_of_the_fitted_model():
         assert np.mean(v_star[i] == 0) < 1e-3  # no truncation at 0: m*^2 is V_hat*
         assert abs(v_star[i].mean() - v) < 4 * math.sqrt(var / 40000)
         assert v_star[i].var() == pytest.approx(var, rel=0.05)
+
+
+ROBUST = np.array([[61.2, 58.4, 57.9, 55.1], [60.1, 59.8, 56.2, 56.9], [62.7, 57.3, 58.8, 54.0],
+                   [59.4, 60.2, 55.7, 57.3], [61.9, 58.9, 59.6, 53.8]])  # 5 seeds x 4 sigma_w, generic
+
+
+def _textbook_log_f(y):
+    """log(MS_w / MS_e) of one table by the textbook sums of squares, in loops."""
+    n, k = len(y), len(y[0])
+    grand = sum(map(sum, y)) / (n * k)
+    col = [sum(y[i][j] for i in range(n)) / n for j in range(k)]
+    row = [sum(y[i]) / k for i in range(n)]
+    ss_w = n * sum((c - grand) ** 2 for c in col)
+    ss_e = sum((y[i][j] - row[i] - col[j] + grand) ** 2 for i in range(n) for j in range(k))
+    return math.log((ss_w / (k - 1)) / (ss_e / ((n - 1) * (k - 1)))) if ss_e > 1e-12 and ss_w > 0 else math.nan
+
+
+def _textbook_jackknife(y):
+    n = len(y)
+    loo = [_textbook_log_f([r for i, r in enumerate(y) if i != j]) for j in range(n)]
+    mean = sum(loo) / n
+    return math.sqrt((n - 1) / n * sum((v - mean) ** 2 for v in loo))
+
+
+def test_robust_interval_ends_are_the_bootstrap_t_quantiles_of_the_enumerated_bootstrap_joined_with_the_exact():
+    """Every one of the 5^5 ordered resamples of the seed rows enumerated (equally likely), each pivot
+    t* = (psi* - psi) / jackknife se* computed by hand; the robust ends (20,000 random resamples) lie
+    between the enumerated pivot quantiles 0.5% to either side of the tail, mapped to s and joined with
+    the exact interval; and the join contains the exact interval."""
+    y = ROBUST.tolist()
+    n, k = ROBUST.shape
+    psi, se = _textbook_log_f(y), _textbook_jackknife(y)
+    pivots = []
+    for idx in itertools.product(range(n), repeat=n):
+        yb = [y[i] for i in idx]
+        lf, sb = _textbook_log_f(yb), _textbook_jackknife(yb)
+        if sb > 0 and math.isfinite(lf) and math.isfinite(sb):
+            pivots.append((lf - psi) / sb)
+    pivots = np.sort(pivots)
+    tail = (1 - ms.ROBUST_LEVEL) / 2
+
+    def s_of(p):
+        return math.sqrt(max(math.exp(p) - 1, 0) / n)
+
+    exact_lo, exact_hi = (v[0] for v in ms.snr_interval(math.exp(psi), k - 1, (n - 1) * (k - 1), n))
+    lo, hi = ms.robust_snr_ends(ROBUST, resamples=20000, seed=4)
+    q = lambda t: float(np.quantile(pivots, t))  # noqa: E731
+    assert min(exact_lo, s_of(psi - q(1 - tail + 0.005) * se)) <= lo <= min(exact_lo, s_of(psi - q(1 - tail - 0.005) * se))
+    assert max(exact_hi, s_of(psi - q(tail + 0.005) * se)) <= hi <= max(exact_hi, s_of(psi - q(tail - 0.005) * se))
+    assert lo < exact_lo and hi > exact_hi  # at this point the bootstrap-t decides both ends
+    i = ms.robust_snr(np.vstack([ROBUST, np.full(k, np.nan)]), seed=4)  # a failed seed is left out (complete)
+    assert i.estimate == pytest.approx(s_of(psi)) and "bootstrap-t" in i.method and i.lo <= exact_lo
+
+
+def test_robust_interval_is_vectorised_over_tables_and_refuses_too_few_seeds():
+    """A batch of tables gives each table's own interval (the same resamples for all), and the level
+    widens it; fewer than 3 seeds are refused, and ``robust_snr`` of such a table is NaN."""
+    batch = np.stack([ROBUST, ROBUST[:, ::-1] * 1.5, ROBUST + 3.0])
+    lo, hi = ms.robust_snr_ends(batch, seed=2)
+    one = [ms.robust_snr_ends(t, seed=2) for t in batch]
+    assert lo == pytest.approx([o[0] for o in one]) and hi == pytest.approx([o[1] for o in one])
+    assert lo[2] == pytest.approx(lo[0]) and hi[2] == pytest.approx(hi[0])  # a shift leaves s unchanged
+    wide = ms.robust_snr_ends(ROBUST, boot_level=0.99, seed=2)
+    assert wide[0] <= lo[0] and wide[1] >= hi[0]
+    with pytest.raises(ParameterError, match="tables"):
+        ms.robust_snr_ends(ROBUST[:2])
+    assert math.isnan(ms.robust_snr(ROBUST[:2]).lo)
+
+
+def test_slope_table_values_are_the_per_seed_least_squares_slopes_of_the_present_cells():
+    """scipy's linregress per row, over the sigma_w present; a seed with one present cell is left out."""
+    from scipy.stats import linregress
+
+    x = np.log([0.25, 0.5, 1.0, 1.5, 2.5])
+    y = np.log(ROBUST[:, [0, 1, 2, 3, 3]] / 10) * np.array([1.0, 0.9, 1.1, 1.0, 0.8])
+    y[1, 2] = np.nan
+    y[3, :4] = np.nan
+    table = ms.SlopeTable(tuple(x), tuple(map(tuple, y)))
+    ok = [~np.isnan(r) for r in y]
+    expected = [linregress(x[o], r[o]).slope for r, o in zip(y, ok) if o.sum() >= 2]
+    assert table.values == pytest.approx(expected) and len(expected) == 4
+    assert ms.slopes(y[[0, 2, 4]], x) == pytest.approx([expected[0], expected[2], expected[3]])
+
+
+def test_jackknife_se_from_updated_sums_equals_the_leave_one_seed_out_anovas():
+    """The O(n k) jackknife of psi equals n textbook ANOVAs of the table without each seed, on a table
+    with large seed effects (the updated sums must drop the left-out row from every term)."""
+    y = ROBUST + 40.0 * np.arange(5)[:, None]
+    assert ms._jackknife_se(y) == pytest.approx(_textbook_jackknife(y.tolist()), rel=1e-9)
+    batch = np.stack([y, ROBUST[:, ::-1], ROBUST[[0, 0, 1, 2, 3]]])  # a repeated seed, as in a resample
+    assert ms._jackknife_se(batch) == pytest.approx([_textbook_jackknife(t.tolist()) for t in batch], rel=1e-9)

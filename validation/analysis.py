@@ -296,9 +296,14 @@ def clock_at(group: Group, summary: Mapping, checkpoint: str = "interpolating", 
     return float(np.median(values)) if values else math.nan
 
 
-def slopes_of(summary: Mapping) -> list[float]:
-    """The per-seed log-norm slopes of a group summary (seeds with two or more kept sigma_w)."""
-    return [p["norm_slope"] for p in summary["per_seed"] if p["norm_slope"] is not None]
+def slopes_of(summary: Mapping):
+    """The seed x sigma_w table of log final norms of a group summary against log sigma_w
+    (``numerics.metrics.memory_stats.SlopeTable``; its ``values`` are the per-seed log-norm slopes of
+    the seeds with two or more kept sigma_w, ``per_seed``'s ``norm_slope``)."""
+    from implicitbias.numerics.metrics.memory_stats import SlopeTable
+
+    logs = np.log(seed_matrix(summary, "final_norm", summary["seeds"]))
+    return SlopeTable(tuple(math.log(s) for s in summary["sigma_w"]), tuple(tuple(map(float, row)) for row in logs))
 
 
 def mean_by_sigma(summary: Mapping, key: str) -> dict[float, float]:

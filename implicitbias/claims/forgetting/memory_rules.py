@@ -69,6 +69,8 @@ NOISE = Threshold(1.0, "(choice) memory at least one run's seed noise: the sourc
 GROWS = Threshold(1.0, "memory at the largest batch over the smallest: above 1 it grows with b")
 WORLD = 1 / math.sqrt(PAPER_RATIO)  # factor between a bound and the simulated worlds on either side
 SIMS = 2000
+ROBUST_RESAMPLES = 400  # bootstrap resamples per simulated table of the robust interval (the verdict's: 1,999)
+_CHUNK = 200  # simulated tables per robust batch (keeps (chunk, 50, n, n - 1, k) jackknife arrays small)
 MAX_WRONG = Threshold(0.05, "largest acceptable simulated wrong-direction rate of a verdict")
 CALIBRATION_SEEDS = (0, 1, 2, 3)  # the toy tier's seeds used to design it and to choose what is here
 
@@ -150,11 +152,16 @@ def _worlds(bound: float, below: bool, world: float) -> tuple[float, float]:
     return (bound / world, bound * world) if below else (bound * world, bound / world)
 
 
-def _simulated_snr(mem: ms.Memory, m: float, n: int, sims: int, rng: np.random.Generator):
+def _simulated_snr(mem: ms.Memory, m: float, n: int, sims: int, rng: np.random.Generator, robust: bool = False):
     """The memory-to-noise intervals (lo, hi arrays) of ``sims`` simulated tables of ``mem``'s shape and
-    noise with memory ``m`` at n seeds."""
-    a = ms.anova(ms.simulate_tables(mem.shape, m, mem.sigma, n, sims, rng))
-    return ms.snr_interval(a.f, mem.k - 1, (n - 1) * (mem.k - 1), n, mem.snr.level)
+    noise with memory ``m`` at n seeds: exact, or (``robust``) ``memory_stats.robust_snr_ends`` with
+    ``ROBUST_RESAMPLES`` resamples per table, in chunks of ``_CHUNK`` tables."""
+    tables = ms.simulate_tables(mem.shape, m, mem.sigma, n, sims, rng)
+    if not robust:
+        return ms.snr_interval(ms.anova(tables).f, mem.k - 1, (n - 1) * (mem.k - 1), n, mem.snr.level)
+    ends = [ms.robust_snr_ends(tables[i:i + _CHUNK], mem.snr.level, resamples=ROBUST_RESAMPLES,
+                               seed=int(rng.integers(2**31))) for i in range(0, sims, _CHUNK)]
+    return np.concatenate([lo for lo, _ in ends]), np.concatenate([hi for _, hi in ends])
 
 
 def _t_bounds(x: np.ndarray, level: float):
@@ -167,15 +174,16 @@ def _t_bounds(x: np.ndarray, level: float):
 
 
 def oc_snr(mem: ms.Memory, bound: float, below: bool = False, sims: int = SIMS, seed: int = 0,
-           n: int | None = None, world: float = WORLD) -> OC:
+           n: int | None = None, world: float = WORLD, robust: bool = False) -> OC:
     """Operating characteristics of ``side(memory-to-noise interval, bound)`` at the table's n x k
     (or ``n`` seeds) and shape, with s = bound x world (claim true) and bound / world (false);
-    ``world`` defaults to ``WORLD``, a smaller factor (e.g. 1.25) measures the rates close to the bound."""
+    ``world`` defaults to ``WORLD``, a smaller factor (e.g. 1.25) measures the rates close to the bound;
+    the exact interval, or with ``robust`` the robust one (``memory_stats.robust_snr_ends``)."""
     n = mem.n if n is None else n
     rng = np.random.default_rng(seed)
     rates = []
     for s in _worlds(bound, below, world):
-        lo, hi = _simulated_snr(mem, s * mem.sigma, n, sims, rng)
+        lo, hi = _simulated_snr(mem, s * mem.sigma, n, sims, rng, robust)
         agree, disagree = _sides(lo, hi, bound, below)
         rates += [agree.mean(), disagree.mean()]
     return _oc(*rates, sims, n)
@@ -220,19 +228,19 @@ def _tail(interval: ms.Interval) -> float:
     return float(interval.method.split(marker)[1]) if marker in interval.method else ms.TAILS[0]
 
 
-def oc_mean(values: Sequence[float], bound: float, below: bool, sims: int = SIMS, seed: int = 0,
-            n: int | None = None, world: float = WORLD) -> OC:
-    """Operating characteristics of ``side(t interval of the mean, bound)`` for normal per-seed
-    values with their measured sd, the true mean bound / world or bound x world."""
-
-    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
-    n = len(v) if n is None else n
-    sd = float(v.std(ddof=1)) if len(v) > 1 else math.nan
+def oc_mean(table: ms.SlopeTable, bound: float, below: bool, sims: int = SIMS, seed: int = 0,
+            n: int | None = None, world: float = WORLD, noise: str = "normal") -> OC:
+    """Operating characteristics of ``side(t interval of the mean per-seed slope, bound)``: ``sims`` seed x
+    level tables of ``n`` seeds (default: the table's complete seeds) drawn at the table's fitted
+    components (``SlopeTable.draw``, seed rows ``noise``: normal, resampled or student-t) with the true
+    mean slope bound / world or bound x world, the per-seed slopes and their t interval recomputed
+    from each table."""
+    n = len(table.values) if n is None else n
     rng = np.random.default_rng(seed)
     rates = []
-    for mean in _worlds(bound, below, world):
-        x = mean + sd * rng.standard_normal((sims, n))
-        agree, disagree = _sides(*_t_bounds(x, ms.CONFIDENCE), bound, below)
+    for slope in _worlds(bound, below, world):
+        drawn = table.simulate(slope, n, sims, noise, rng)
+        agree, disagree = _sides(*_t_bounds(drawn, ms.CONFIDENCE), bound, below)
         rates += [agree.mean(), disagree.mean()]
     return _oc(*rates, sims, n)
 
@@ -288,17 +296,19 @@ def _simulated(part: Part) -> Part:
     return replace(part, oc=part.rates(part.n))
 
 
-def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = SIMS) -> Part:
-    """The part "memory-to-noise s of ``mem`` against ``bound``" (exact interval; with ``sims``, its
-    coverage measured at the table's fitted components), with its OC."""
-    interval = mem.snr
-    if sims and mem.usable and mem.sigma > 0:
+def snr_part(what: str, mem: ms.Memory, bound, below: bool = False, sims: int = SIMS, table=None) -> Part:
+    """The part "memory-to-noise s of ``mem`` against ``bound``" (exact interval; with ``table``, the seed x
+    sigma_w table ``mem`` was computed from, the robust interval ``memory_stats.robust_snr``; with
+    ``sims``, its coverage measured at the table's fitted components), with its OC."""
+    robust = table is not None
+    interval = ms.robust_snr(table, mem.snr.level) if robust else mem.snr
+    if sims and not math.isnan(interval.lo) and mem.usable and mem.sigma > 0:  # the robust one needs 3 seeds
         rng = np.random.default_rng(1)
-        lo, hi = _simulated_snr(mem, mem.m, mem.n, sims, rng)
+        lo, hi = _simulated_snr(mem, mem.m, mem.n, sims, rng, robust)
         truth = mem.m / mem.sigma
         interval = replace(interval, coverage=float(np.mean((lo <= truth + 1e-9) & (truth <= hi + 1e-9))))
-    return _part(what, interval, bound, below, lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n), mem.n,
-                 sims, mem.p)
+    return _part(what, interval, bound, below,
+                 lambda n: oc_snr(mem, float(bound), below, sims or SIMS, n=n, robust=robust), mem.n, sims, mem.p)
 
 
 def ratio_part(what: str, group: ms.Memory, ref: ms.Memory, bound, below: bool = True, sims: int = SIMS) -> Part:
@@ -309,18 +319,17 @@ def ratio_part(what: str, group: ms.Memory, ref: ms.Memory, bound, below: bool =
                  min(group.n, ref.n), sims, group.p)
 
 
-def mean_part(what: str, values: Sequence[float], bound, below: bool, sims: int = SIMS) -> Part:
-    """The part "mean of per-seed ``values`` against ``bound``" (t interval), with its OC."""
-
-    v = [x for x in values if x is not None and math.isfinite(x)]
+def mean_part(what: str, table: ms.SlopeTable, bound, below: bool, sims: int = SIMS) -> Part:
+    """The part "mean of the per-seed slopes of ``table`` against ``bound``" (t interval), with its OC;
+    with ``sims``, its coverage measured on tables drawn at the table's fitted components (normal seed
+    rows, ``SlopeTable.draw``)."""
+    v = table.values
     interval = ms.t_interval(v)
-    if sims and len(v) >= 2:  # coverage at the measured mean and sd, normal per-seed values
-        n, sd = len(v), float(np.std(v, ddof=1))
-        x = interval.estimate + sd * np.random.default_rng(1).standard_normal((sims, n))
-        lo, hi = _t_bounds(x, interval.level)
-        inside = (lo <= interval.estimate) & (interval.estimate <= hi)
-        interval = replace(interval, coverage=float(inside.mean()))
-    return _part(what, interval, bound, below, lambda n: oc_mean(v, float(bound), below, sims or SIMS, n=n),
+    if sims and len(v) >= 2:
+        drawn = table.simulate(interval.estimate, len(v), sims, "normal", np.random.default_rng(1))
+        lo, hi = _t_bounds(drawn, interval.level)
+        interval = replace(interval, coverage=float(((lo <= interval.estimate) & (interval.estimate <= hi)).mean()))
+    return _part(what, interval, bound, below, lambda n: oc_mean(table, float(bound), below, sims or SIMS, n=n),
                  len(v), sims)
 
 
