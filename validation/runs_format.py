@@ -201,8 +201,9 @@ def _check_columns(path: Path, columns: Sequence[str]) -> None:
                                     f"{next(c for c in CLOCKS if c not in columns)} is missing")
 
 
-def _run_of(path: Path, run_id: str, rows: list[tuple[int, dict]]) -> tuple[dict, dict]:
-    """(config, record) of one run's checked rows ``(row number, values)``."""
+def _check_run_rows(path: Path, run_id: str, rows: list[tuple[int, dict]]) -> None:
+    """One value per run in every ``PER_RUN`` column, and each epoch once (``ParameterError`` naming the
+    file, row and column otherwise)."""
     first_n, first = rows[0]
     for n, row in rows[1:]:
         for column in PER_RUN:
@@ -216,6 +217,12 @@ def _run_of(path: Path, run_id: str, rows: list[tuple[int, dict]]) -> tuple[dict
             raise params.ParameterError(f"{path} row {n}, column epoch: run {run_id} has epoch {row['epoch']} twice "
                                         f"(rows {seen[row['epoch']]} and {n})")
         seen[row["epoch"]] = n
+
+
+def _run_of(path: Path, run_id: str, rows: list[tuple[int, dict]]) -> tuple[dict, dict]:
+    """(config, record) of one run's checked rows ``(row number, values)``."""
+    first_n, first = rows[0]
+    _check_run_rows(path, run_id, rows)
     rows = sorted(rows, key=lambda nr: nr[1]["epoch"])
     epochs = rows[-1][1]["epoch"]
     if epochs < 1:
