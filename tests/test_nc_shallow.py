@@ -37,6 +37,12 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
 def test_claim_end_to_end(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(Ks=(2, 3, 4), search_Ks=(4,), effort=1))

@@ -178,6 +178,12 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
 def test_verdict_disagrees_when_something_beats_the_kgon():
     v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, best=2.9, key="", rank=3)]}))
     assert v.verdict == "disagrees" and "(6, 30)" in v.reason

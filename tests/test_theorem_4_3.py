@@ -103,6 +103,12 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
 def test_verdict_agrees_on_growing_thresholds():
     assert CLAIM.judge(_evidence()).verdict == "agrees"
 
