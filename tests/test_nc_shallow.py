@@ -43,6 +43,25 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("field", ["cvx", "found"])
+@pytest.mark.parametrize("below, expected", [(0.9e-6, "agrees"), (1.1e-6, "disagrees")])
+def test_the_tolerance_is_1e_6_relative_a_value_10_percent_either_side_decides(field, below, expected):
+    """The bound moved by 20% (0.8e-6 or 1.2e-6) flips one of these: the solver's or the search's value
+    a relative 0.9e-6 or 1.1e-6 below K - 1 = 4 (the certificates at K - 1)."""
+    assert CLAIM.threshold("tolerance") == 1e-6
+    cell = _cell(K=5, bound=4.0, **{field: 4.0 * (1 - below)})
+    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+
+
+@pytest.mark.parametrize("uniform, bound, expected", [(4.0, 3.0, "agrees"), (3.0, 4.0, "agrees"),
+                                                      (4.0 * (1 - 1.1e-6), 3.0, "disagrees"),
+                                                      (3.0, 4.0 * (1 - 0.9e-6), "agrees")])
+def test_one_certificate_reaching_k_minus_1_is_enough(uniform, bound, expected):
+    """The uniform dual bound or cvxpy's: the better of the two must reach K - 1 = 4 within the tolerance."""
+    cell = _cell(K=5, uniform=uniform, bound=bound)
+    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+
+
 def test_claim_end_to_end(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(Ks=(2, 3, 4), search_Ks=(4,), effort=1))
