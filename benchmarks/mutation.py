@@ -132,7 +132,7 @@ CLAIMS_TESTS = {
         "c5_larger_batches_keep_more_memory", "c6_deep_nets_fail_to_interpolate", "c7_clocks_collapse_the_spreads")},
     # a shared rules module: the test modules of the claims that judge through it, the cheapest that drive
     # its branches (C1's 6 s rather than C3's and C4's 1-2 min, except for the rules only C3 and C4 use)
-    f"{_C}rules.py": ["test_head_rank_depth.py", "test_head_rank_width.py", "test_head_rank_small_init.py",
+    f"{_C}rules.py": ["test_claims_rules.py", "test_head_rank_depth.py", "test_head_rank_width.py", "test_head_rank_small_init.py",
                       "test_bea_gd.py", "test_bea_sgd.py", "test_bea_heavy_ball.py", "test_basin.py"],
     f"{_C}forgetting/memory_rules.py": ["test_memory_rules.py", "test_c1_low_lr_sgd_remembers.py"],
     f"{_C}forgetting/forgetting_claim.py": ["test_c3_adaptive_methods_forget.py",
