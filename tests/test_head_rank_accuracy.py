@@ -52,3 +52,23 @@ def test_render_draws_the_scatter(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     assert "accuracy vs rank" in CLAIM.render(ctx, grid(GOOD, RISING), CLAIM.judge(grid(GOOD, RISING)))
     assert CLAIM.render(ctx, MISSING, CLAIM.judge(MISSING)) == ""
+
+
+NEAR_5_PERCENT = [((3, 4, 6, 0, 5, 1, 2), "agrees"), ((3, 4, 5, 1, 6, 0, 2), "inconclusive")]  # p 0.044, 0.055
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("order, expected", NEAR_5_PERCENT)
+def test_the_significance_is_5_percent_a_p_value_10_percent_either_side_decides(order, expected, sign):
+    """The bound moved by 20% (0.04 or 0.06) flips one of these: accuracies ordered so that the exact
+    one-sided p (brute-force enumeration of the 5040 pairings here) is 0.044 or 0.055, rising with the
+    rank (sign 1) or falling (sign -1: disagrees where it agreed)."""
+    assert CLAIM.threshold("significance") == 0.05
+    acc = dict(zip(CELLS, [0.85 + sign * 0.01 * k for k in order]))
+    ranks = [GOOD[c] for c in CELLS]
+    rho = spearmanr(ranks, list(acc.values())).statistic
+    null = np.array([spearmanr(ranks, p).statistic for p in itertools.permutations(acc.values())])
+    p = np.mean(sign * null >= sign * rho - 1e-12)
+    assert (0.04 < p < 0.05) if expected == "agrees" else (0.05 < p < 0.06)
+    wanted = {"agrees": "agrees" if sign > 0 else "disagrees", "inconclusive": "inconclusive"}[expected]
+    assert CLAIM.judge(grid(GOOD, acc)).verdict == wanted
