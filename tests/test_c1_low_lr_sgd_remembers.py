@@ -65,7 +65,9 @@ def test_inconclusive_when_the_interval_straddles_the_bound():
 
 
 def test_inconclusive_with_fewer_than_three_seeds():
-    assert verdict(group(accuracy=REMEMBERS, seeds=(0, 1))).verdict == "inconclusive"
+    v = verdict(group(accuracy=REMEMBERS, seeds=(0, 1)))
+    assert v.verdict == "inconclusive" and v.reason.startswith("only 2 complete seeds (need 3)")
+    assert not verdict(group(accuracy=REMEMBERS, seeds=(0, 1, 2))).reason.startswith("only")  # 3 seeds are enough
 
 
 def test_diverged_runs_are_counted_named_and_left_out():
@@ -151,3 +153,13 @@ def test_states_the_baselines_radial_memory_at_its_checkpoint():
     assert r["slope"]["estimate"] == pytest.approx(0.0, abs=1e-9) and r["checkpoint"] == "interpolating"
     assert "radial memory at the interpolating checkpoint: sgd lr 0.1, b 64, 6 ep: norm slope " in v.measured
     assert "X 4.1e+03 at sigma_w 0.25, -0.59 at 2.5 (sgd law" in v.measured
+
+
+def test_seed_halves_need_twice_the_minimum_and_reach_the_evidence():
+    """Six seeds (2 x 3) are split into halves of three; ``stable_evidences`` hands each Evidence the
+    halves' verdicts (computed without simulation) under its label."""
+    groups = group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4, 5)))
+    assert [h for h, _ in CLAIM.halves(groups)] == [[0, 1, 2], [3, 4, 5]]
+    (ev,) = CLAIM.stable_evidences(groups, "toy")
+    assert ev.label == "toy" and ev.data["halves"] == [([0, 1, 2], "agrees"), ([3, 4, 5], "agrees")]
+    assert CLAIM.oc_sims == 2000  # restored after the halves
