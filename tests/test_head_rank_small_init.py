@@ -46,3 +46,9 @@ def test_a_small_init_depth_one_row_is_not_compared():
     """Depth 1 has no head to initialise small: a row there (rank above He's) does not enter the rule."""
     assert pairs(grid(GOOD, small={(1, None): 9.5, **SMALL}).data["rows"]) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
     assert CLAIM.judge(grid(GOOD, small={(1, None): 9.5, **SMALL})).verdict == "agrees"
+
+
+def test_measured_names_every_pair_or_says_there_is_none():
+    assert CLAIM.judge(grid(GOOD, small=SMALL)).measured == ("L = 2, width 64: 6.00 (small) vs 8.00 (He); "
+                                                             "L = 4, width 64: 4.00 (small) vs 6.50 (He)")
+    assert CLAIM.judge(grid(GOOD)).measured == "no pairs"
