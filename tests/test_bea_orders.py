@@ -38,8 +38,9 @@ def test_the_slope_bound_is_0_2_a_slope_10_percent_either_side_decides(f, expect
     assert CLAIM.judge(_evidence(s2=2 + side * 0.2 * f)).verdict == expected
 
 
-@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1 / 1.1, "inconclusive")])
+@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1.0, "agrees"), (1 / 1.1, "inconclusive")])
 def test_the_error_floor_is_1e_10_an_error_10_percent_either_side_decides(f, expected):
+    """An error at the floor exactly is above it (strictly below is the integrator's)."""
     assert CLAIM.threshold("error_floor") == 1e-10
     assert CLAIM.judge(_evidence(floor=1e-10 * f)).verdict == expected
 

@@ -74,3 +74,16 @@ def test_the_significance_is_5_percent_a_p_value_10_percent_either_side_decides(
     assert (0.04 < p < 0.05) if expected == "agrees" else (0.05 < p < 0.06)
     wanted = {"agrees": "agrees" if sign > 0 else "disagrees", "inconclusive": "inconclusive"}[expected]
     assert CLAIM.judge(grid(GOOD, acc)).verdict == wanted
+
+
+def test_fewer_than_three_cells_have_no_rho_and_three_are_enumerated():
+    """Two points: no rho, p = 1 (exact, nothing to permute); three in the same order: rho = 1, reached
+    by one pairing of the 3! = 6 (p_greater 1/6), and every pairing has rho <= 1 (p_less 1)."""
+    two = spearman([1.0, 2.0], [3.0, 4.0])
+    assert np.isnan(two["rho"]) and (two["p_greater"], two["p_less"], two["n"], two["exact"]) == (1.0, 1.0, 2, True)
+    three = spearman([1.0, 2.0, 3.0], [3.0, 4.0, 5.0])
+    assert three["rho"] == pytest.approx(1.0) and three["p_greater"] == pytest.approx(1 / 6) and three["p_less"] == 1.0
+
+
+def test_measured_says_the_p_value_is_exact():
+    assert "exact permutation p = " in CLAIM.judge(grid(GOOD, RISING)).measured
