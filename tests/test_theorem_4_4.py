@@ -142,6 +142,16 @@ def test_inconclusive_without_an_l_1_run_and_only_l_1_counts_as_shallow():
     assert v.verdict == "disagrees" and v.reason == "ratio not amplified for L = [2, 3]"
 
 
+
+def test_a_growth_of_1_5_exactly_is_amplified():
+    """The bound is strict from below: S_max/S_min from 1 to 1.5 (exact in binary) counts as amplified."""
+    ev = _evidence()
+    for r in ev.data["ratios"]:
+        if r["L"] > 1:
+            r["ratio"] = [1.0, 1.5]
+    assert CLAIM.judge(ev).verdict == "agrees"
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(ratio_depths=(1, 2), leave_depths=(2, 3), points=20))
