@@ -53,6 +53,15 @@ def test_the_rounding_bound_is_1e_12_a_defect_10_percent_either_side_decides(f, 
     assert CLAIM.judge(_evidence(defect=1e-12 / f)).verdict == expected
 
 
+
+def test_a_defect_at_the_bound_exactly_is_rounding_and_the_reason_names_the_ks_beyond_it():
+    assert CLAIM.judge(_evidence(defect=1e-12)).verdict == "agrees"
+    ev = _evidence(defect=0.2)
+    ev.data["numeric"][1]["softmax_defect"] = 1e-12  # K = 64 at the bound: not named
+    v = CLAIM.judge(ev)
+    assert v.verdict == "disagrees" and v.reason.startswith("softmax of a dyadic matrix is not dyadic for K = [16]")
+
+
 def test_a_proof_missing_either_half_is_not_closed():
     """Proved needs both the dyadic softmax and the diagonal gradient; either missing alone is inconclusive."""
     ev = _evidence()
