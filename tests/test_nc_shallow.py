@@ -68,3 +68,14 @@ def test_claim_end_to_end(store, tmp_path):
     v = CLAIM.judge(ev)
     assert v.verdict == "agrees" and "K - 1" in v.measured
     assert "cvxpy" in CLAIM.render(ctx, ev, v)
+
+
+def test_a_value_or_certificate_at_the_tolerance_exactly_counts_as_k_minus_1():
+    edge = 4.0 * (1 - 1e-6)  # the rule's own bound for K = 5, the same float
+    for cell in (_cell(K=5, cvx=edge, bound=4.0), _cell(K=5, uniform=edge, bound=edge)):
+        assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == "agrees"
+
+
+def test_worst_is_the_largest_relative_distance_of_cvxpy_from_k_minus_1():
+    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=5, cvx=4.0 * (1 + 3e-7))]}))
+    assert v.numbers["worst"] == pytest.approx(3e-7, rel=1e-6)
