@@ -131,7 +131,7 @@ def test_verdict(expected, evidence):
 
 
 
-@pytest.mark.parametrize("formula, expected", [(0.9e-4, "agrees"), (1.1e-4, "inconclusive")])
+@pytest.mark.parametrize("formula, expected", [(0.9e-4, "agrees"), (1e-4, "agrees"), (1.1e-4, "inconclusive")])
 def test_the_formula_agreement_bound_is_1e_4_an_error_10_percent_either_side_decides(formula, expected):
     """The bound moved by 20% (0.8e-4 or 1.2e-4) flips one of these."""
     assert CLAIM.threshold("formula_agreement") == 1e-4
