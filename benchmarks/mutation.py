@@ -28,17 +28,18 @@ do and adds only the plumbing they lack for this layout:
 
 The claims layer (``--claims``, or any module under ``implicitbias/claims/``; issue 29 item 7) is
 mutated where its verdicts are decided: a claim module's ``judge`` (or ``rule``) and every function
-or method of the module it calls, its ``thresholds`` and its module-level ``Threshold`` constants; a
-shared rules module, the functions named in ``RULES_SCOPE``.  Text is never mutated (strings,
-f-strings: they word a verdict, they do not decide it).  The operators there are the ones a verdict
-rule's weakening takes (``verdict_mutants``): an ordering comparison to its neighbour (< <-> <=,
-> <-> >=) and the other way round (< <-> >, <= <-> >=), == <-> !=, in <-> not in, is <-> is not; and <-> or; each operand of an and / or
-dropped; an ``if`` / conditional-expression test negated; a number moved by -20% and +20% (an
-integer rounded, at least one step; 0 to -1 and +1), not an index or a slice; True <-> False; a
-``not`` or unary minus dropped.  Arithmetic is left alone there: it computes the numbers a rule
-compares (theory/ and numerics/ are where it is tested).  Each claim module runs against its own test module, each shared rules
-module against the test modules of the claims that use it (``CLAIMS_TESTS``), and of those, as for
-every module, only the tests that execute the mutated line.
+or method of the module they name, transitively, its ``thresholds`` and its module-level
+``Threshold`` constants; a shared rules module, the functions named in ``RULES_SCOPE``.  Never
+mutated there: text (strings, f-strings: they word a verdict, they do not decide it), indices and
+slices, arithmetic (it computes what a rule compares; theory/ and numerics/ are where it is
+mutated).  The operators are the ones that weaken a verdict rule (``verdict_mutants``): an ordering
+comparison to its neighbour (< <-> <=, > <-> >=) and reversed (< <-> >, <= <-> >=), == <-> !=,
+in <-> not in, is <-> is not; and <-> or, and each operand of an and / or dropped; an ``if`` /
+conditional-expression test negated; a number -20% and +20% (an integer rounded, at least one step;
+0 to -1 and +1), the thresholds' values included; True <-> False; a dropped ``not`` or unary minus.
+Each claim module runs against its own test module, a shared rules module against the test modules
+of the claims that judge through it (``CLAIMS_TESTS``), and of those, as everywhere, only the tests
+that execute the mutated line.
 
 Score = (killed + timed out) / mutants.  L counts weight matrices wherever the science does.
 Run it with ``nice -n 10`` on a shared machine and quote the load average with the timings.
@@ -132,8 +133,9 @@ CLAIMS_TESTS = {
         "c5_larger_batches_keep_more_memory", "c6_deep_nets_fail_to_interpolate", "c7_clocks_collapse_the_spreads")},
     # a shared rules module: the test modules of the claims that judge through it, the cheapest that drive
     # its branches (C1's 6 s rather than C3's and C4's 1-2 min, except for the rules only C3 and C4 use)
-    f"{_C}rules.py": ["test_claims_rules.py", "test_head_rank_depth.py", "test_head_rank_width.py", "test_head_rank_small_init.py",
-                      "test_bea_gd.py", "test_bea_sgd.py", "test_bea_heavy_ball.py", "test_basin.py"],
+    f"{_C}rules.py": ["test_claims_rules.py", "test_head_rank_depth.py", "test_head_rank_width.py",
+                      "test_head_rank_small_init.py", "test_bea_gd.py", "test_bea_sgd.py", "test_bea_heavy_ball.py",
+                      "test_basin.py"],
     f"{_C}forgetting/memory_rules.py": ["test_memory_rules.py", "test_c1_low_lr_sgd_remembers.py"],
     f"{_C}forgetting/forgetting_claim.py": ["test_c3_adaptive_methods_forget.py",
                                             "test_c4_sgd_forgets_with_larger_lr_or_l2.py"],
