@@ -163,3 +163,18 @@ def test_seed_halves_need_twice_the_minimum_and_reach_the_evidence():
     (ev,) = CLAIM.stable_evidences(groups, "toy")
     assert ev.label == "toy" and ev.data["halves"] == [([0, 1, 2], "agrees"), ([3, 4, 5], "agrees")]
     assert CLAIM.oc_sims == 2000  # restored after the halves
+
+
+def test_each_half_is_judged_on_its_own_seeds_by_the_intervals_alone(monkeypatch):
+    """Seeds 0-2 carry memory, seeds 3-5 none: the first half agrees, the second does not; the halves
+    never simulate (a simulation here fails the test); no groups, no halves."""
+    from implicitbias.claims.forgetting import memory_rules
+
+    def no_simulation(part):
+        raise AssertionError("the halves are judged by their intervals only")
+
+    monkeypatch.setattr(memory_rules, "_simulated", no_simulation)
+    groups = group_runs(group(accuracy=lambda s, k: REMEMBERS(s, k) if k < 3 else FLAT(s, k), seeds=(0, 1, 2, 3, 4, 5)))
+    (first, a), (second, b) = CLAIM.halves(groups)
+    assert (first, a[""], second) == ([0, 1, 2], "agrees", [3, 4, 5]) and b[""] != "agrees"
+    assert CLAIM.halves([]) == []
