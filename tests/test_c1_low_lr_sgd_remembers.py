@@ -178,3 +178,13 @@ def test_each_half_is_judged_on_its_own_seeds_by_the_intervals_alone(monkeypatch
     (first, a), (second, b) = CLAIM.halves(groups)
     assert (first, a[""], second) == ([0, 1, 2], "agrees", [3, 4, 5]) and b[""] != "agrees"
     assert CLAIM.halves([]) == []
+
+
+def test_memory_verdict_simulates_from_one_tier_and_needs_no_extra_numbers():
+    """``sims`` = 1 already simulates (the rates are stated); ``numbers`` is optional."""
+    from implicitbias.claims.forgetting.wording import memory_verdict
+
+    d = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8)).data
+    v = memory_verdict(lambda cp, sims: CLAIM.parts(d, cp, sims), "interpolating", SEEDS8, 1)
+    assert "simulated (1 tiers, n = 8)" in v.measured and not math.isnan(v.numbers["estimate"].agree_false)
+    assert set(v.numbers) == {"estimate", "beside", "parts"}
