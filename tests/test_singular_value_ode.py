@@ -74,6 +74,11 @@ def test_each_bound_10_percent_either_side_decides(f, expected):
     assert CLAIM.judge(_evidence(off=1e-10 / f)).verdict == expected
 
 
+def test_a_difference_or_mass_at_the_bound_exactly_agrees():
+    assert CLAIM.judge(_evidence(error=1e-6)).verdict == "agrees"
+    assert CLAIM.judge(_evidence(off=1e-10)).verdict == "agrees"
+
+
 @pytest.mark.parametrize("field", ["spectral_success", "full_success", "reached_margin"])
 def test_each_integration_condition_failing_alone_is_inconclusive(field):
     ev = _evidence()

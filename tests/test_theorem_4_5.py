@@ -103,6 +103,11 @@ def test_each_trend_failing_alone_disagrees_and_is_named():
             c["cosine"] = 0.5  # below d = 256 while the gaps still fall as d^-1/2
     v = CLAIM.judge(ev)
     assert v.verdict == "disagrees" and v.reason == "fails: rises with width"
+    ev = _evidence()
+    for c in ev.data["width"]:
+        if c["d"] == 1024:
+            c["cosine"] = 1 - (2.0 * 256**-0.5) ** 2 / 2  # flat from d = 256 to 1024
+    assert CLAIM.judge(ev).reason == "fails: rises with width"
     v = CLAIM.judge(_evidence(depth_cos=(0.99, 0.99, 0.97)))  # flat from L = 1 to 2
     assert v.verdict == "disagrees" and v.reason == "fails: falls with depth"
 
