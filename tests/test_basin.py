@@ -2,6 +2,8 @@
 that end at NC (final effective rank >= K - 1.5) shrinks as depth grows, and the claim's verdict
 rule (Fisher exact test, n stated) on synthetic evidence."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,22 @@ SYNTHETIC_VERDICTS = [
 @pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
 def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
+
+
+@pytest.mark.parametrize("hits, expected", [((21, 19, 17, 15), "agrees"), ((20, 18, 16, 14), "inconclusive")])
+def test_the_significance_is_5_percent_a_p_value_10_percent_either_side_decides(hits, expected):
+    """The bound moved by 20% (0.04 or 0.06) flips one of these: 21 -> 15 and 20 -> 14 of 24 starts at NC,
+    one-sided Fisher p 0.0467 and 0.0554 (the hypergeometric tail, summed here)."""
+    assert CLAIM.threshold("significance") == 0.05
+    a, b, n = hits[0], hits[-1], 24
+    p = sum(math.comb(a + b, x) * math.comb(2 * n - a - b, n - x) for x in range(a, n + 1)) / math.comb(2 * n, n)
+    assert (0.04 < p < 0.05) if expected == "agrees" else (0.05 < p < 0.06)
+    assert CLAIM.judge(_evidence(hits)).verdict == expected
+
+
+def test_a_flat_step_between_depths_is_no_regrowth():
+    assert CLAIM.judge(_evidence((24, 14, 14, 5))).verdict == "agrees"
+
 
 
 def test_verdict_states_n_and_p():

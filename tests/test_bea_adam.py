@@ -42,6 +42,25 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("f, expected", [(1 / 1.1, "agrees"), (1.1, "inconclusive")])
+def test_the_routes_agree_to_1e_3_a_gap_10_percent_either_side_decides(f, expected):
+    """The bound moved by 20% (0.8e-3 or 1.2e-3) flips one of these: torch's c off by 1e-3 f where
+    |c| = 0.5 < 1 (an absolute gap), and by the same where |c| = 7.5 (a relative gap 7.5 times smaller)."""
+    assert CLAIM.threshold("routes_agree") == 1e-3
+    assert CLAIM.judge(_evidence(shift=1e-3 * f)).verdict == expected
+
+
+
+
+def test_a_gap_at_the_bound_exactly_still_agrees():
+    """At beta_1 = beta_2 the derived c is 0 exactly; torch's c = 1e-3 there is a gap of 1e-3 exactly."""
+    ev = _evidence()
+    ev.data["measured"].append({**ev.data["measured"][0], "beta1": 0.5, "beta2": 0.5, "c": 1e-3})
+    assert CLAIM.judge(ev).verdict == "agrees"
+    ev.data["measured"][-1]["c"] = 1.1e-3
+    assert CLAIM.judge(ev).verdict == "inconclusive"
+
+
 def test_disagreement_names_where_the_sign_rule_fails():
     v = CLAIM.judge(_evidence(QUOTED, measured=lambda b1, b2: 0.5 + b1 / (1 - b1) - b2 / (1 - b2)))
     assert ["1/2", "3/5"] in v.numbers["sign_rule_fails_at"] and ["0", "0"] in v.numbers["sign_rule_fails_at"]

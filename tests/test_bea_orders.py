@@ -29,6 +29,23 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("f, expected", [(1 / 1.1, "agrees"), (1.1, "disagrees")])
+@pytest.mark.parametrize("side", [1, -1])
+def test_the_slope_bound_is_0_2_a_slope_10_percent_either_side_decides(f, expected, side):
+    """The bound moved by 20% (0.16 or 0.24) flips one of these: either slope 0.2 f above or below 1 or 2."""
+    assert CLAIM.threshold("slope") == 0.2
+    assert CLAIM.judge(_evidence(s1=1 + side * 0.2 * f)).verdict == expected
+    assert CLAIM.judge(_evidence(s2=2 + side * 0.2 * f)).verdict == expected
+
+
+@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1.0, "agrees"), (1 / 1.1, "inconclusive")])
+def test_the_error_floor_is_1e_10_an_error_10_percent_either_side_decides(f, expected):
+    """An error at the floor exactly is above it (strictly below is the integrator's)."""
+    assert CLAIM.threshold("error_floor") == 1e-10
+    assert CLAIM.judge(_evidence(floor=1e-10 * f)).verdict == expected
+
+
+
 def test_claim_end_to_end(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(judged=("gd",), shown=(), losses=("quartic",)))

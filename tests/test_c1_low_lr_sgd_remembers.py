@@ -65,7 +65,9 @@ def test_inconclusive_when_the_interval_straddles_the_bound():
 
 
 def test_inconclusive_with_fewer_than_three_seeds():
-    assert verdict(group(accuracy=REMEMBERS, seeds=(0, 1))).verdict == "inconclusive"
+    v = verdict(group(accuracy=REMEMBERS, seeds=(0, 1)))
+    assert v.verdict == "inconclusive" and v.reason.startswith("only 2 complete seeds (need 3)")
+    assert not verdict(group(accuracy=REMEMBERS, seeds=(0, 1, 2))).reason.startswith("only")  # 3 seeds are enough
 
 
 def test_diverged_runs_are_counted_named_and_left_out():
@@ -168,3 +170,38 @@ def test_states_the_baselines_radial_memory_at_its_checkpoint():
     assert r["slope"]["estimate"] == pytest.approx(0.0, abs=1e-9) and r["checkpoint"] == "interpolating"
     assert "radial memory at the interpolating checkpoint: sgd lr 0.1, b 64, 6 ep: norm slope " in v.measured
     assert "X 4.1e+03 at sigma_w 0.25, -0.59 at 2.5 (sgd law" in v.measured
+
+
+def test_seed_halves_need_twice_the_minimum_and_reach_the_evidence():
+    """Six seeds (2 x 3) are split into halves of three; ``stable_evidences`` hands each Evidence the
+    halves' verdicts (computed without simulation) under its label."""
+    groups = group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4, 5)))
+    assert [h for h, _ in CLAIM.halves(groups)] == [[0, 1, 2], [3, 4, 5]]
+    (ev,) = CLAIM.stable_evidences(groups, "toy")
+    assert ev.label == "toy" and ev.data["halves"] == [([0, 1, 2], "agrees"), ([3, 4, 5], "agrees")]
+    assert CLAIM.oc_sims == 2000  # restored after the halves
+
+
+def test_each_half_is_judged_on_its_own_seeds_by_the_intervals_alone(monkeypatch):
+    """Seeds 0-2 carry memory, seeds 3-5 none: the first half agrees, the second does not; the halves
+    never simulate (a simulation here fails the test); no groups, no halves."""
+    from implicitbias.claims.forgetting import memory_rules
+
+    def no_simulation(part):
+        raise AssertionError("the halves are judged by their intervals only")
+
+    monkeypatch.setattr(memory_rules, "_simulated", no_simulation)
+    groups = group_runs(group(accuracy=lambda s, k: REMEMBERS(s, k) if k < 3 else FLAT(s, k), seeds=(0, 1, 2, 3, 4, 5)))
+    (first, a), (second, b) = CLAIM.halves(groups)
+    assert (first, a[""], second) == ([0, 1, 2], "agrees", [3, 4, 5]) and b[""] != "agrees"
+    assert CLAIM.halves([]) == []
+
+
+def test_memory_verdict_simulates_from_one_tier_and_needs_no_extra_numbers():
+    """``sims`` = 1 already simulates (the rates are stated); ``numbers`` is optional."""
+    from implicitbias.claims.forgetting.wording import memory_verdict
+
+    d = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8)).data
+    v = memory_verdict(lambda cp, sims: CLAIM.parts(d, cp, sims), "interpolating", SEEDS8, 1)
+    assert "simulated (1 tiers, n = 8)" in v.measured and not math.isnan(v.numbers["estimate"].agree_false)
+    assert set(v.numbers) == {"estimate", "beside", "parts"}

@@ -51,6 +51,13 @@ def test_inconclusive_on_mixed_seeds():
     assert v.verdict == "inconclusive"
 
 
+
+def test_inconclusive_when_only_the_large_sigma_interpolates_everywhere():
+    """One condition of "disagrees" fails: every large-sigma_w run interpolates, one small-sigma_w run does not."""
+    v = verdict(deep("resnet110", lambda s, k: s > 1 or k != 0))
+    assert v.verdict == "inconclusive" and "resnet110" in v.reason
+
+
 def test_not_run_without_deep_groups():
     v = CLAIM.judge(CLAIM.evidence(group_runs(group(accuracy=lambda s, k: 0.5)), ""))
     assert v.verdict == "not run"

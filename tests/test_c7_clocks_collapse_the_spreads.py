@@ -116,6 +116,24 @@ def test_too_few_seeds():
     assert v.verdict == "inconclusive" and "complete seeds" in v.reason
 
 
+
+def test_three_seeds_are_enough():
+    v = judged(CLAIM, evidence(grid_groups(by_clock, seeds=(0, 1, 2))))
+    assert CLAIM.threshold("min_seeds") == 3 and "complete seeds" not in v.reason
+
+
+@pytest.mark.parametrize("change, decides", [(0.09, False), (0.11, True)])
+def test_the_minimum_change_is_0_1_a_change_10_percent_either_side_decides(change, decides):
+    """The bound moved by 20% (0.08 or 0.12) flips one of these: memory rising linearly in log clock by
+    0.09 or 0.11 over the grid (the group means, read off the table here, within 0.005 of that)."""
+    span = math.log(CLOCKS[-1] / CLOCKS[0])
+    ev = evidence(grid_groups(lambda t, s: 0.5 + change * math.log(t / CLOCKS[0]) / span, noise=0.0005))
+    means = [sum(col) / len(col) for col in zip(*ev.data["table"])]
+    assert max(means) - min(means) == pytest.approx(change, abs=0.005)
+    assert CLAIM.threshold("min_change") == 0.1
+    assert ("no direction" not in judged(CLAIM, ev).reason) == decides
+
+
 def test_underpowered_when_the_simulation_says_so(monkeypatch):
     def weak(design, table, sims=400, n=None, noise="normal", resamples=400, level=None, seed=0, fraction=0.5):
         return cd.OC(0.5, 0.2 if (n or 4) < 16 else 0.01, 0.0, "steps", 0.95, level or 0.95, sims, n or 4, noise)

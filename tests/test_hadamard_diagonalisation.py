@@ -53,6 +53,31 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1 / 1.1, "disagrees")])
+def test_the_rounding_bound_is_1e_12_a_defect_10_percent_either_side_decides(f, expected):
+    """The bound moved by 20% (0.8e-12 or 1.2e-12) flips one of these."""
+    assert CLAIM.threshold("rounding") == 1e-12
+    assert CLAIM.judge(_evidence(defect=1e-12 / f)).verdict == expected
+
+
+
+def test_a_defect_at_the_bound_exactly_is_rounding_and_the_reason_names_the_ks_beyond_it():
+    assert CLAIM.judge(_evidence(defect=1e-12)).verdict == "agrees"
+    ev = _evidence(defect=0.2)
+    ev.data["numeric"][1]["softmax_defect"] = 1e-12  # K = 64 at the bound: not named
+    v = CLAIM.judge(ev)
+    assert v.verdict == "disagrees" and v.reason.startswith("softmax of a dyadic matrix is not dyadic for K = [16]")
+
+
+def test_a_proof_missing_either_half_is_not_closed():
+    """Proved needs both the dyadic softmax and the diagonal gradient; either missing alone is inconclusive."""
+    ev = _evidence()
+    ev.data["proofs"][1]["gradient_is_diagonal"] = False
+    assert CLAIM.judge(ev).verdict == "inconclusive" and CLAIM.judge(ev).numbers["proven_K"] == [4]
+    assert CLAIM.judge(_evidence(proven=(True, False))).numbers["proven_K"] == [4]
+
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(symbolic_Ks=(4,), numeric_Ks=(16,), seeds=1))

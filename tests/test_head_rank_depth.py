@@ -50,3 +50,12 @@ def test_measure_trains_the_grid_through_the_store_and_marks_missing_data(store,
     assert store.counts(hr.KIND) == {"done": 2}
     again, _ = CLAIM.measure(ctx, grids.Config(datasets=("digits", "fashion_mnist")))
     assert again.data.rows == digits.data.rows
+
+
+@pytest.mark.parametrize("drop, expected", [(0.09, "inconclusive"), (0.11, "agrees"), (-0.09, "inconclusive"),
+                                            (-0.11, "disagrees")])
+def test_the_trend_step_is_0_1_rank_units_a_drop_10_percent_either_side_decides(drop, expected):
+    """The bound moved by 20% (0.08 or 0.12) flips one of these: a drop of 0.09 or 0.11 at the deepest
+    head of width 64 (from the depth-1 rank 9), every other width well beyond the bound."""
+    assert CLAIM.threshold("trend_step") == 0.1
+    assert CLAIM.judge(grid({**GOOD, (6, 64): 9.0 - drop})).verdict == expected

@@ -104,6 +104,35 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1 / 1.1, "disagrees")])
+def test_each_bound_10_percent_either_side_decides(f, expected):
+    """The bound moved by 20% flips one of these: the L = 1 KL rising by 1e-9 / f (lyapunov); a deep
+    run growing 10 f-fold (diverges), from a start above the floor and from one below it, measured from
+    the floor 1e-3 (kl_floor)."""
+    assert (CLAIM.threshold("lyapunov"), CLAIM.threshold("diverges"), CLAIM.threshold("kl_floor")) == (1e-9, 10, 1e-3)
+    assert CLAIM.judge(_evidence(shallow=(0.05, 0.02, 0.02 + 1e-9 / f, 0.001))).verdict == expected
+    assert CLAIM.judge(_evidence(deep=(0.05, 0.1, 0.2, 0.3, 0.5 * f))).verdict == expected
+    assert CLAIM.judge(_evidence(deep=(1e-5, 1e-4, 1e-3, 2e-3, 1e-2 * f))).verdict == expected
+
+
+@pytest.mark.parametrize("dip, expected", [(-12, "agrees"), (-9, "disagrees")])
+def test_the_rising_tail_is_the_last_third_of_the_samples(dip, expected):
+    """30 samples: the last 10 must rise.  A dip after sample ``dip`` lies outside them (-12: a tail of
+    0.4, 12 samples, would see it) or inside (-9: a tail of 0.27, 8 samples, would not)."""
+    assert CLAIM.threshold("rising_tail") == pytest.approx(1 / 3)
+    kl = list(np.geomspace(0.05, 5.0, 30))
+    kl[dip + 1] = kl[dip] * 0.99
+    assert CLAIM.judge(_evidence(deep=kl)).verdict == expected
+
+
+def test_deep_means_from_deep_from_on():
+    """deep_from = 3: an L = 2 run that does not diverge is not judged, the L = 3 run is."""
+    ev = Evidence("synthetic", {"runs": [_run(1, (0.05, 0.02, 0.01)), _run(2, (0.05, 0.05, 0.05)),
+                                         _run(3, (0.05, 0.1, 1.0, 2.0))], "deep_from": 3})
+    assert CLAIM.judge(ev).verdict == "agrees"
+
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 3), scale=1e-3, margin=12.0, t_end=1e10))

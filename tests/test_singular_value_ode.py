@@ -66,6 +66,28 @@ def test_verdict(expected, evidence):
         assert "spacing" in v.reason  # the solver's own message is carried to the reader
 
 
+@pytest.mark.parametrize("f, expected", [(1.1, "agrees"), (1 / 1.1, "disagrees")])
+def test_each_bound_10_percent_either_side_decides(f, expected):
+    """The bound moved by 20% flips one of these: the routes differing by 1e-6 / f, the off-diagonal
+    mass 1e-10 / f."""
+    assert (CLAIM.threshold("routes_agree"), CLAIM.threshold("diagonal")) == (1e-6, 1e-10)
+    assert CLAIM.judge(_evidence(error=1e-6 / f)).verdict == expected
+    assert CLAIM.judge(_evidence(off=1e-10 / f)).verdict == expected
+
+
+def test_a_difference_or_mass_at_the_bound_exactly_agrees():
+    assert CLAIM.judge(_evidence(error=1e-6)).verdict == "agrees"
+    assert CLAIM.judge(_evidence(off=1e-10)).verdict == "agrees"
+
+
+@pytest.mark.parametrize("field", ["spectral_success", "full_success", "reached_margin"])
+def test_each_integration_condition_failing_alone_is_inconclusive(field):
+    ev = _evidence()
+    ev.data["flows"][0][field] = False
+    assert CLAIM.judge(ev).verdict == "inconclusive"
+
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(symbolic_cases=((4, 1),), flow_cases=((4, 1),)))

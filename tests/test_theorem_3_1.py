@@ -135,6 +135,32 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+
+@pytest.mark.parametrize("formula, expected", [(0.9e-4, "agrees"), (1e-4, "agrees"), (1.1e-4, "inconclusive")])
+def test_the_formula_agreement_bound_is_1e_4_an_error_10_percent_either_side_decides(formula, expected):
+    """The bound moved by 20% (0.8e-4 or 1.2e-4) flips one of these."""
+    assert CLAIM.threshold("formula_agreement") == 1e-4
+    assert CLAIM.judge(_evidence(formula=formula)).verdict == expected
+
+
+def test_a_zero_slope_is_no_strict_local_minimum():
+    assert CLAIM.judge(_evidence(slope=0.0)).verdict == "disagrees"
+
+
+
+def test_the_numbers_count_the_exact_certificates_and_name_the_failed_cells():
+    ev = _evidence(verdict=lambda K, L: "NC best found" if (K, L) == (6, 2) else "NC suboptimal")
+    ev.data["region"][0]["certificate"] = "numerical"
+    n = CLAIM.judge(ev).numbers
+    assert (n["region_cells"], n["exact"], n["failed"]) == (len(ev.data["region"]), len(ev.data["region"]) - 1, [(6, 2)])
+
+
 def test_claim_runs_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     evidence = CLAIM.measure(ctx, Config(kmax=6, lmax=3, local_Ks=(4,), local_Ls=(2, 3), directions=10))

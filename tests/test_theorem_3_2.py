@@ -178,6 +178,35 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+@pytest.mark.parametrize("rel, expected", [(-0.9e-6, "agrees"), (-1.1e-6, "disagrees"), (0.9e-6, "agrees"),
+                                           (1.1e-6, "inconclusive")])
+@pytest.mark.parametrize("L", [30, "inf"])
+def test_the_value_match_is_1e_6_relative_a_difference_10_percent_either_side_decides(rel, expected, L):
+    """The bound moved by 20% (0.8e-6 or 1.2e-6) flips one of these: a rank-2 K-gon (finite L or the
+    limit) a relative 0.9e-6 or 1.1e-6 below (better than the exact K-gon) or above it (the K-gon missed)."""
+    assert CLAIM.threshold("value_match") == 1e-6
+    cell = _cell(K=6, L=L, best=3.0 * (1 + rel))
+    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+
+
+def test_a_rank_one_best_beats_the_kgon_in_the_limit():
+    """At L = inf the objective is the rank first: a rank-1 matrix is better whatever its value."""
+    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, L="inf", rank=1)]}))
+    assert v.verdict == "disagrees" and "(6, 'inf')" in v.reason
+
+
+def test_a_rank_three_matrix_below_the_kgon_in_the_limit_is_not_better():
+    """At L = inf a rank-3 matrix is worse than any rank-2 one, whatever its value: not a counterexample."""
+    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, L="inf", best=2.5, key="", rank=3)]}))
+    assert v.verdict == "inconclusive"
+
+
 def test_verdict_disagrees_when_something_beats_the_kgon():
     v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=6, best=2.9, key="", rank=3)))))
     assert v.verdict == "disagrees" and "(6, 30)" in v.reason

@@ -103,6 +103,32 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
 ]
 
 
+@pytest.mark.parametrize("expected, evidence", SYNTHETIC_VERDICTS)
+def test_verdict(expected, evidence):
+    """Every outcome of the rule, each case with one condition failing (the claim's own test module)."""
+    assert CLAIM.judge(evidence).verdict == expected
+
+
+@pytest.mark.parametrize("diff, expected", [(0.9e-6, "agrees"), (1.1e-6, "inconclusive")])
+def test_the_routes_agree_to_1e_6_relative_a_difference_10_percent_either_side_decides(diff, expected):
+    """The bound moved by 20% (0.8e-6 or 1.2e-6) flips one of these (the closed forms are >= 1 at L > 1)."""
+    assert CLAIM.threshold("routes_agree") == 1e-6
+    ev = _evidence(closed=lambda K, L: K * (L - 1) / (L + 1) * (1 + diff))
+    assert CLAIM.judge(ev).verdict == expected
+
+
+@pytest.mark.parametrize("numeric, failed", [
+    (lambda K, L: K * (L - 1) / (L + 1) - (K / 3 if L == 2 else 0), "unstable for L > 1"),  # sigma* = 0 at L = 2
+    (lambda K, L: K * (L - 1) / (L + 1) + (0.5 if L == 1 else 0), "stable at L = 1"),
+    (_shrinks_at_4, "region grows with L"),
+])
+def test_each_condition_failing_alone_disagrees_and_is_named(numeric, failed):
+    """Each numerical threshold line differs from the sympy one in one condition only (the closed form
+    follows it, so the routes agree)."""
+    v = CLAIM.judge(_evidence(numeric=numeric, closed=numeric))
+    assert v.verdict == "disagrees" and v.reason == f"fails: {failed}"
+
+
 def test_verdict_agrees_on_growing_thresholds():
     assert CLAIM.judge(_evidence()).verdict == "agrees"
 

@@ -119,6 +119,40 @@ def test_equal_rates_at_L_1_is_judged():
     assert v.numbers["shallow_drift"] == pytest.approx(0.02)
 
 
+
+@pytest.mark.parametrize("name, value, case", [
+    ("amplified", 1.5, lambda f: _evidence(deep_end=1.2 * 1.5 * f)),  # growth 1.5 f at L = 2, 3
+    ("equal_rates", 0.01, lambda f: _evidence(shallow_end=1.2 * (1 + 0.01 / f))),  # drift 0.01 / f at L = 1
+    ("hitting_time", 0.02, lambda f: _evidence(measured=1 + 0.02 / f)),  # the law mistimes by 2% / f
+])
+def test_each_bound_10_percent_either_side_decides(name, value, case):
+    """The bound moved by 20% flips one of these: each quantity 10% inside the bound agrees and 10%
+    outside disagrees (the other two conditions hold)."""
+    assert CLAIM.threshold(name) == value
+    assert CLAIM.judge(case(1.1)).verdict == "agrees"
+    assert CLAIM.judge(case(1 / 1.1)).verdict == "disagrees"
+
+
+def test_inconclusive_without_an_l_1_run_and_only_l_1_counts_as_shallow():
+    ev = _evidence()
+    ev.data["ratios"] = [r for r in ev.data["ratios"] if r["L"] != 1]
+    v = CLAIM.judge(ev)
+    assert v.verdict == "inconclusive" and "no L = 1 run" in v.reason
+    ev = _evidence(deep_end=1.2 * 1.02)  # L = 2, 3 drift 2% without amplification: only "not amplified" is named
+    v = CLAIM.judge(ev)
+    assert v.verdict == "disagrees" and v.reason == "ratio not amplified for L = [2, 3]"
+
+
+
+def test_a_growth_of_1_5_exactly_is_amplified():
+    """The bound is strict from below: S_max/S_min from 1 to 1.5 (exact in binary) counts as amplified."""
+    ev = _evidence()
+    for r in ev.data["ratios"]:
+        if r["L"] > 1:
+            r["ratio"] = [1.0, 1.5]
+    assert CLAIM.judge(ev).verdict == "agrees"
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(ratio_depths=(1, 2), leave_depths=(2, 3), points=20))

@@ -87,6 +87,32 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("off, expected", [(0.135, "agrees"), (0.165, "disagrees")])
+@pytest.mark.parametrize("side", [1, -1])
+def test_the_exponent_window_is_0_15_an_exponent_10_percent_either_side_decides(off, expected, side):
+    """The bound moved by 20% (0.12 or 0.18) flips one of these: noiseless gaps d^(-1/2 +- off), whose
+    least-squares exponent is exactly that."""
+    assert CLAIM.threshold("exponent_window") == 0.15
+    assert CLAIM.judge(_evidence(exponent=-0.5 + side * off)).verdict == expected
+
+
+def test_each_trend_failing_alone_disagrees_and_is_named():
+    ev = _evidence()
+    for c in ev.data["width"]:
+        if c["d"] == 1024:
+            c["cosine"] = 0.5  # below d = 256 while the gaps still fall as d^-1/2
+    v = CLAIM.judge(ev)
+    assert v.verdict == "disagrees" and v.reason == "fails: rises with width"
+    ev = _evidence()
+    for c in ev.data["width"]:
+        if c["d"] == 1024:
+            c["cosine"] = 1 - (2.0 * 256**-0.5) ** 2 / 2  # flat from d = 256 to 1024
+    assert CLAIM.judge(ev).reason == "fails: rises with width"
+    v = CLAIM.judge(_evidence(depth_cos=(0.99, 0.99, 0.97)))  # flat from L = 1 to 2
+    assert v.verdict == "disagrees" and v.reason == "fails: falls with depth"
+
+
+
 def test_verdict_reports_a_bootstrap_interval_around_the_exponent():
     v = CLAIM.judge(_evidence(exponent=-0.5, width_noise=0.05))
     lo, hi = v.numbers["exponent_ci"]
