@@ -203,5 +203,5 @@ def test_memory_verdict_simulates_from_one_tier_and_needs_no_extra_numbers():
 
     d = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8)).data
     v = memory_verdict(lambda cp, sims: CLAIM.parts(d, cp, sims), "interpolating", SEEDS8, 1)
-    assert "simulated (1 tiers, n = 8)" in v.measured and not math.isnan(v.numbers["estimate"].agree_false)
+    assert "simulated (1 experiments, n = 8)" in v.measured and not math.isnan(v.numbers["estimate"].agree_false)
     assert set(v.numbers) == {"estimate", "beside", "parts"}

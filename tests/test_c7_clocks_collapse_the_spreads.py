@@ -174,7 +174,8 @@ def test_not_run_without_groups():
 
 def test_the_default_grid_is_crossed_with_the_pre_registered_bounds():
     """The packaged grid (clock_lines.toml): each family's design crosses clock and steps, and the bound
-    is the one pre-registered from its geometry (SGD 22.5 deg, Adam, AdamW and SGD + L2 13.28 deg)."""
+    is the one pre-registered from its geometry (SGD 22.5 deg; Adam, AdamW and SGD + L2 13.28 deg:
+    AdamW is on the same T_adapt lines as Adam, so sum eta^2 is again the nearest rival)."""
     from implicitbias.claims.forgetting.experiments import experiment
 
     t = experiment(c7.CLOCK_LINES)

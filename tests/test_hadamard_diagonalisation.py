@@ -1,6 +1,8 @@
 """Claim "Hadamard diagonalisation (s. 4)": softmax of a dyadic logit matrix is dyadic (exact sympy
 proof for small K, float64 for large K), and its verdict rule on synthetic evidence."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -64,15 +66,16 @@ def test_the_rounding_bound_is_1e_12_a_defect_10_percent_either_side_decides(f, 
 def test_a_defect_at_the_bound_exactly_is_rounding_and_the_reason_names_the_ks_beyond_it():
     assert CLAIM.judge(_evidence(defect=1e-12)).verdict == "agrees"
     ev = _evidence(defect=0.2)
-    ev.data["numeric"][1]["softmax_defect"] = 1e-12  # K = 64 at the bound: not named
-    v = CLAIM.judge(ev)
+    numeric = (ev.data.numeric[0], replace(ev.data.numeric[1], softmax_defect=1e-12))  # K = 64 at the bound: not named
+    v = CLAIM.judge(Evidence("synthetic", replace(ev.data, numeric=numeric)))
     assert v.verdict == "disagrees" and v.reason.startswith("softmax of a dyadic matrix is not dyadic for K = [16]")
 
 
 def test_a_proof_missing_either_half_is_not_closed():
     """Proved needs both the dyadic softmax and the diagonal gradient; either missing alone is inconclusive."""
     ev = _evidence()
-    ev.data["proofs"][1]["gradient_is_diagonal"] = False
+    proofs = (ev.data.proofs[0], replace(ev.data.proofs[1], gradient_is_diagonal=False))
+    ev = Evidence("synthetic", replace(ev.data, proofs=proofs))
     assert CLAIM.judge(ev).verdict == "inconclusive" and CLAIM.judge(ev).numbers["proven_K"] == [4]
     assert CLAIM.judge(_evidence(proven=(True, False))).numbers["proven_K"] == [4]
 

@@ -80,9 +80,9 @@ def test_fewer_than_three_cells_have_no_rho_and_three_are_enumerated():
     """Two points: no rho, p = 1 (exact, nothing to permute); three in the same order: rho = 1, reached
     by one pairing of the 3! = 6 (p_greater 1/6), and every pairing has rho <= 1 (p_less 1)."""
     two = spearman([1.0, 2.0], [3.0, 4.0])
-    assert np.isnan(two["rho"]) and (two["p_greater"], two["p_less"], two["n"], two["exact"]) == (1.0, 1.0, 2, True)
+    assert np.isnan(two.rho) and (two.p_greater, two.p_less, two.n, two.exact) == (1.0, 1.0, 2, True)
     three = spearman([1.0, 2.0, 3.0], [3.0, 4.0, 5.0])
-    assert three["rho"] == pytest.approx(1.0) and three["p_greater"] == pytest.approx(1 / 6) and three["p_less"] == 1.0
+    assert three.rho == pytest.approx(1.0) and three.p_greater == pytest.approx(1 / 6) and three.p_less == 1.0
 
 
 def test_measured_says_the_p_value_is_exact():

@@ -44,7 +44,7 @@ def test_the_trend_step_is_0_1_rank_units_a_gap_10_percent_either_side_decides(g
 
 def test_a_small_init_depth_one_row_is_not_compared():
     """Depth 1 has no head to initialise small: a row there (rank above He's) does not enter the rule."""
-    assert pairs(grid(GOOD, small={(1, None): 9.5, **SMALL}).data["rows"]) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
+    assert pairs(grid(GOOD, small={(1, None): 9.5, **SMALL}).data.rows) == [(2, 64, 6.0, 8.0), (4, 64, 4.0, 6.5)]
     assert CLAIM.judge(grid(GOOD, small={(1, None): 9.5, **SMALL})).verdict == "agrees"
 
 

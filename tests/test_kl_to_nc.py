@@ -127,8 +127,8 @@ def test_the_rising_tail_is_the_last_third_of_the_samples(dip, expected):
 
 def test_deep_means_from_deep_from_on():
     """deep_from = 3: an L = 2 run that does not diverge is not judged, the L = 3 run is."""
-    ev = Evidence("synthetic", {"runs": [_run(1, (0.05, 0.02, 0.01)), _run(2, (0.05, 0.05, 0.05)),
-                                         _run(3, (0.05, 0.1, 1.0, 2.0))], "deep_from": 3})
+    ev = Evidence("synthetic", Measured((_run(1, (0.05, 0.02, 0.01)), _run(2, (0.05, 0.05, 0.05)),
+                                         _run(3, (0.05, 0.1, 1.0, 2.0))), deep_from=3))
     assert CLAIM.judge(ev).verdict == "agrees"
 
 

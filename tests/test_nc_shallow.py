@@ -50,7 +50,7 @@ def test_the_tolerance_is_1e_6_relative_a_value_10_percent_either_side_decides(f
     a relative 0.9e-6 or 1.1e-6 below K - 1 = 4 (the certificates at K - 1)."""
     assert CLAIM.threshold("tolerance") == 1e-6
     cell = _cell(K=5, bound=4.0, **{field: 4.0 * (1 - below)})
-    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+    assert CLAIM.judge(Evidence("s", Measured((_cell(), cell)))).verdict == expected
 
 
 @pytest.mark.parametrize("uniform, bound, expected", [(4.0, 3.0, "agrees"), (3.0, 4.0, "agrees"),
@@ -59,7 +59,7 @@ def test_the_tolerance_is_1e_6_relative_a_value_10_percent_either_side_decides(f
 def test_one_certificate_reaching_k_minus_1_is_enough(uniform, bound, expected):
     """The uniform dual bound or cvxpy's: the better of the two must reach K - 1 = 4 within the tolerance."""
     cell = _cell(K=5, uniform=uniform, bound=bound)
-    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+    assert CLAIM.judge(Evidence("s", Measured((_cell(), cell)))).verdict == expected
 
 
 def test_claim_end_to_end(store, tmp_path):
@@ -73,9 +73,9 @@ def test_claim_end_to_end(store, tmp_path):
 def test_a_value_or_certificate_at_the_tolerance_exactly_counts_as_k_minus_1():
     edge = 4.0 * (1 - 1e-6)  # the rule's own bound for K = 5, the same float
     for cell in (_cell(K=5, cvx=edge, bound=4.0), _cell(K=5, uniform=edge, bound=edge)):
-        assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == "agrees"
+        assert CLAIM.judge(Evidence("s", Measured((_cell(), cell)))).verdict == "agrees"
 
 
 def test_worst_is_the_largest_relative_distance_of_cvxpy_from_k_minus_1():
-    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=5, cvx=4.0 * (1 + 3e-7))]}))
+    v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=5, cvx=4.0 * (1 + 3e-7))))))
     assert v.numbers["worst"] == pytest.approx(3e-7, rel=1e-6)

@@ -2,6 +2,8 @@
 keeps every singular vector and its singular values follow the derived ODE (two integrators, two
 codes), and the claim's verdict rule on synthetic evidence (solver status included)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -83,7 +85,7 @@ def test_a_difference_or_mass_at_the_bound_exactly_agrees():
 @pytest.mark.parametrize("field", ["spectral_success", "full_success", "reached_margin"])
 def test_each_integration_condition_failing_alone_is_inconclusive(field):
     ev = _evidence()
-    ev.data["flows"][0][field] = False
+    ev = Evidence("synthetic", replace(ev.data, flows=(replace(ev.data.flows[0], **{field: False}),)))
     assert CLAIM.judge(ev).verdict == "inconclusive"
 
 

@@ -11,6 +11,7 @@ evidence, for every outcome it can give.
 """
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -156,9 +157,10 @@ def test_a_zero_slope_is_no_strict_local_minimum():
 
 def test_the_numbers_count_the_exact_certificates_and_name_the_failed_cells():
     ev = _evidence(verdict=lambda K, L: "NC best found" if (K, L) == (6, 2) else "NC suboptimal")
-    ev.data["region"][0]["certificate"] = "numerical"
+    region = (replace(ev.data.region[0], certificate=Certificate("numerical", "x", {})), *ev.data.region[1:])
+    ev = Evidence("synthetic", replace(ev.data, region=region))
     n = CLAIM.judge(ev).numbers
-    assert (n["region_cells"], n["exact"], n["failed"]) == (len(ev.data["region"]), len(ev.data["region"]) - 1, [(6, 2)])
+    assert (n["region_cells"], n["exact"], n["failed"]) == (len(region), len(region) - 1, [(6, 2)])
 
 
 def test_claim_runs_end_to_end_on_a_small_config(store, tmp_path):

@@ -192,18 +192,18 @@ def test_the_value_match_is_1e_6_relative_a_difference_10_percent_either_side_de
     limit) a relative 0.9e-6 or 1.1e-6 below (better than the exact K-gon) or above it (the K-gon missed)."""
     assert CLAIM.threshold("value_match") == 1e-6
     cell = _cell(K=6, L=L, best=3.0 * (1 + rel))
-    assert CLAIM.judge(Evidence("s", {"cells": [_cell(), cell]})).verdict == expected
+    assert CLAIM.judge(Evidence("s", Measured((_cell(), cell)))).verdict == expected
 
 
 def test_a_rank_one_best_beats_the_kgon_in_the_limit():
     """At L = inf the objective is the rank first: a rank-1 matrix is better whatever its value."""
-    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, L="inf", rank=1)]}))
+    v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=6, L="inf", rank=1)))))
     assert v.verdict == "disagrees" and "(6, 'inf')" in v.reason
 
 
 def test_a_rank_three_matrix_below_the_kgon_in_the_limit_is_not_better():
     """At L = inf a rank-3 matrix is worse than any rank-2 one, whatever its value: not a counterexample."""
-    v = CLAIM.judge(Evidence("s", {"cells": [_cell(), _cell(K=6, L="inf", best=2.5, key="", rank=3)]}))
+    v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=6, L="inf", best=2.5, key="", rank=3)))))
     assert v.verdict == "inconclusive"
 
 

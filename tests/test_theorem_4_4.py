@@ -6,6 +6,8 @@ Routes: the sympy closed-form solution of the near-origin law vs solve_ivp of th
 (nonlinear) spectral ODE.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -135,7 +137,7 @@ def test_each_bound_10_percent_either_side_decides(name, value, case):
 
 def test_inconclusive_without_an_l_1_run_and_only_l_1_counts_as_shallow():
     ev = _evidence()
-    ev.data["ratios"] = [r for r in ev.data["ratios"] if r["L"] != 1]
+    ev = Evidence("synthetic", replace(ev.data, ratios=tuple(r for r in ev.data.ratios if r.L != 1)))
     v = CLAIM.judge(ev)
     assert v.verdict == "inconclusive" and "no L = 1 run" in v.reason
     ev = _evidence(deep_end=1.2 * 1.02)  # L = 2, 3 drift 2% without amplification: only "not amplified" is named
@@ -147,9 +149,8 @@ def test_inconclusive_without_an_l_1_run_and_only_l_1_counts_as_shallow():
 def test_a_growth_of_1_5_exactly_is_amplified():
     """The bound is strict from below: S_max/S_min from 1 to 1.5 (exact in binary) counts as amplified."""
     ev = _evidence()
-    for r in ev.data["ratios"]:
-        if r["L"] > 1:
-            r["ratio"] = [1.0, 1.5]
+    ratios = tuple(replace(r, ratio=[1.0, 1.5]) if r.L > 1 else r for r in ev.data.ratios)
+    ev = Evidence("synthetic", replace(ev.data, ratios=ratios))
     assert CLAIM.judge(ev).verdict == "agrees"
 
 

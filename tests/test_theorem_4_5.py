@@ -5,6 +5,8 @@ dZ/dt(0) is measured by a torch Jacobian-vector product of Z(theta) along -grad 
 ETF direction is explicit; nothing here is produced by the code under test's own prediction.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -96,18 +98,18 @@ def test_the_exponent_window_is_0_15_an_exponent_10_percent_either_side_decides(
     assert CLAIM.judge(_evidence(exponent=-0.5 + side * off)).verdict == expected
 
 
+def _cosine_at_1024(cosine):
+    """``_evidence()`` with every d = 1024 cell's cosine set to ``cosine``, its gap left as it was."""
+    ev = _evidence()
+    width = tuple(replace(c, cosine=cosine) if c.d == 1024 else c for c in ev.data.width)
+    return Evidence("synthetic", replace(ev.data, width=width))
+
+
 def test_each_trend_failing_alone_disagrees_and_is_named():
-    ev = _evidence()
-    for c in ev.data["width"]:
-        if c["d"] == 1024:
-            c["cosine"] = 0.5  # below d = 256 while the gaps still fall as d^-1/2
-    v = CLAIM.judge(ev)
+    v = CLAIM.judge(_cosine_at_1024(0.5))  # below d = 256 while the gaps still fall as d^-1/2
     assert v.verdict == "disagrees" and v.reason == "fails: rises with width"
-    ev = _evidence()
-    for c in ev.data["width"]:
-        if c["d"] == 1024:
-            c["cosine"] = 1 - (2.0 * 256**-0.5) ** 2 / 2  # flat from d = 256 to 1024
-    assert CLAIM.judge(ev).reason == "fails: rises with width"
+    flat = _cosine_at_1024(1 - (2.0 * 256**-0.5) ** 2 / 2)  # flat from d = 256 to 1024
+    assert CLAIM.judge(flat).reason == "fails: rises with width"
     v = CLAIM.judge(_evidence(depth_cos=(0.99, 0.99, 0.97)))  # flat from L = 1 to 2
     assert v.verdict == "disagrees" and v.reason == "fails: falls with depth"
 
