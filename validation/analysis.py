@@ -46,7 +46,7 @@ import numpy as np
 
 from implicitbias.numerics.metrics.forgetting_metrics import (INTERPOLATION_THRESHOLD, norm_slope, run_summary,
                                                               selected_epoch, spread)
-from implicitbias.numerics.metrics.radial_memory import RadialMemory, RadialRun, radial_memory
+from implicitbias.numerics.metrics.radial_memory import RadialMemory, RadialRun, radial_memory, seed_slopes
 from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
 from implicitbias.theory import params
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
@@ -395,26 +395,12 @@ def _invariant_kernels(group: Group) -> tuple[tuple[str, int], ...] | None:
     return _kernel_sizes(json.dumps(first, sort_keys=True, default=str))
 
 
-def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
-    """Per seed, d log ||W_inv|| / d log sigma_w at ``checkpoint`` (a key of ``CHECKPOINTS``): the joint
-    norm of the scale-invariant kernels, the quantity the radial laws describe (the total kernel norm
-    where a record does not say which kernels those are, e.g. runs trained elsewhere); diverged runs
-    and runs without the checkpoint left out; seeds with at least two sigma_w."""
-    names = [n for n, _ in _invariant_kernels(group) or ()]
-    by_seed: dict[int, dict[float, float]] = {}
-    for config, _, row in _checkpoint_rows(group, checkpoint):
-        joint = _joint_norm(row, names)
-        by_seed.setdefault(config["seed"], {})[config["sigma_w"]] = row.kernel_norm if math.isnan(joint) else joint
-    return _per_seed(by_seed, norm_slope)
-
-
-def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
-    """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
-    of ``CHECKPOINTS``): the norms and clocks of each run's row there (diverged runs and runs without
-    that checkpoint left out); None when no run has it.  Muon's X is the realised one
-    (``radial_memory``'s ``measured``)."""
-    law = law_of(group.setting)
-    clock = derive(law).clock
+def _radial_runs(group: Group, checkpoint: str) -> list[RadialRun]:
+    """Each run of ``group`` at ``checkpoint`` (a key of ``CHECKPOINTS``) as a ``RadialRun``: its total
+    kernel norm there, the scale-invariant kernels' joint norm at initialisation and there (NaN where
+    a record does not say which kernels those are), their size, the radial law's clock and the
+    momentum; diverged runs and runs without the checkpoint left out."""
+    clock = derive(law_of(group.setting)).clock
     sizes = _invariant_kernels(group)
     names = [n for n, _ in sizes or ()]
     size = float(sum(d for _, d in sizes)) if sizes else math.nan
@@ -424,4 +410,21 @@ def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialM
         t = config["batch_size"] * clocks.get("T_SGD", math.nan) if clock == "sum eta^2" else clocks.get(clock, math.nan)
         runs.append(RadialRun(config["sigma_w"], config["seed"], row.kernel_norm, _joint_norm(first, names),
                               _joint_norm(row, names), size, t, _momentum(config)))
-    return radial_memory(law, checkpoint, runs, measured=group.setting["optimizer"] == "muon") if runs else None
+    return runs
+
+
+def invariant_slopes(group: Group, checkpoint: str = "end") -> dict[int, float]:
+    """Per seed, d log ||W_inv|| / d log sigma_w at ``checkpoint`` (a key of ``CHECKPOINTS``): the joint
+    norm of the scale-invariant kernels, the quantity the radial laws describe (the total kernel norm
+    where a record does not say which kernels those are, e.g. runs trained elsewhere); diverged runs
+    and runs without the checkpoint left out; seeds with at least two sigma_w (``radial_memory.seed_slopes``)."""
+    return seed_slopes(_radial_runs(group, checkpoint))
+
+
+def radial_memory_of(group: Group, checkpoint: str = "interpolating") -> RadialMemory | None:
+    """The radial memory (``numerics.metrics.radial_memory``) of a group's runs at ``checkpoint`` (a key
+    of ``CHECKPOINTS``): the norms and clocks of each run's row there (``_radial_runs``); None when no
+    run has it.  Muon's X is the realised one (``radial_memory``'s ``measured``)."""
+    runs = _radial_runs(group, checkpoint)
+    return radial_memory(law_of(group.setting), checkpoint, runs,
+                         measured=group.setting["optimizer"] == "muon") if runs else None

@@ -423,14 +423,10 @@ class SlopeTable:
 
     @property
     def values(self) -> list[float]:
-        """The per-seed slopes (``numpy.polyfit`` of degree 1 on each row's present cells)."""
+        """The per-seed slopes (``slopes`` of each row's present cells)."""
         x = np.asarray(self.x, dtype=float)
-        out = []
-        for row in np.asarray(self.y, dtype=float).reshape(len(self.y), len(x)):
-            ok = ~np.isnan(row)
-            if len(np.unique(x[ok])) >= 2:
-                out.append(float(np.polyfit(x[ok], row[ok], 1)[0]))
-        return out
+        rows = np.asarray(self.y, dtype=float).reshape(len(self.y), len(x))
+        return [float(slopes(row[ok], x[ok])) for row in rows for ok in [~np.isnan(row)] if len(np.unique(x[ok])) >= 2]
 
     def _complete(self) -> tuple[np.ndarray, np.ndarray]:
         """The complete part of the table (``complete``) and the x of its kept columns."""
@@ -469,8 +465,8 @@ class SlopeTable:
 
 
 def slopes(tables, x) -> np.ndarray:
-    """Least-squares slopes of the rows of complete tables (..., k) against ``x`` (k,), vectorised
-    (``SlopeTable.values`` fits each row with ``numpy.polyfit``, which a batch would loop over)."""
+    """Least-squares slopes of the rows of complete tables (..., k) against ``x`` (k,), vectorised over
+    the leading axes: sum_j (x_j - mean x) y_j / sum_j (x_j - mean x)^2."""
     c = np.asarray(x, dtype=float) - np.mean(x)
     return (np.asarray(tables, dtype=float) * c).sum(-1) / (c**2).sum()
 

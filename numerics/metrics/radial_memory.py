@@ -41,7 +41,7 @@ from implicitbias.numerics.metrics.memory_stats import Interval, t_interval
 from implicitbias.theory import params
 from implicitbias.theory.radial import LAWS, derive, in_units, memory_fraction
 
-__all__ = ["RadialRun", "RadialMemory", "radial_memory"]
+__all__ = ["RadialRun", "RadialMemory", "radial_memory", "seed_slopes"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,16 @@ def _mean(values) -> float:
     return float(np.mean(v)) if v else math.nan
 
 
+def seed_slopes(runs: Sequence[RadialRun]) -> dict[int, float]:
+    """Per seed, d log rho / d log sigma_w at the runs' checkpoint (``forgetting_metrics.norm_slope``):
+    ``rho`` where it is known, else the total norm ``norm`` (module docstring); seeds with at least two
+    sigma_w."""
+    by_seed: dict[int, dict[float, float]] = {}
+    for r in runs:
+        by_seed.setdefault(r.seed, {})[r.sigma_w] = r.rho if math.isfinite(r.rho) else r.norm
+    return {seed: norm_slope(sorted(t), [t[s] for s in sorted(t)]) for seed, t in by_seed.items() if len(t) >= 2}
+
+
 def radial_memory(law: str, checkpoint: str, runs: Sequence[RadialRun], measured: bool = False) -> RadialMemory:
     """The radial memory of a group's ``runs`` at ``checkpoint`` under radial law ``law`` (module
     docstring); a seed's slope needs two of its sigma_w, and reads ``rho`` where it is known, else
@@ -120,10 +130,7 @@ def radial_memory(law: str, checkpoint: str, runs: Sequence[RadialRun], measured
     if not runs:
         raise params.ParameterError("runs must hold at least one run of the group")
     rule = derive(law)
-    by_seed: dict[int, dict[float, float]] = {}
-    for r in runs:
-        by_seed.setdefault(r.seed, {})[r.sigma_w] = r.rho if math.isfinite(r.rho) else r.norm
-    slopes = [norm_slope(sorted(t), [t[s] for s in sorted(t)]) for t in by_seed.values() if len(t) >= 2]
+    slopes = list(seed_slopes(runs).values())
     rho0, rho = np.array([r.rho0 for r in runs]), np.array([r.rho for r in runs])
     with np.errstate(divide="ignore", invalid="ignore"):
         realised = (rho / rho0) ** rule.power - 1 if rule.power else np.full(len(runs), math.nan)
