@@ -112,3 +112,21 @@ def test_no_decay_by_default_and_rows_per_epoch():
     assert c.total["T_L2"] == 0.0
     rows = c.rows()
     assert [r[0] for r in rows] == [1, 2] and rows[1][1] == pytest.approx(8 * 0.01 / 8)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1e-3, 1e101, True, "0.1", None])
+@pytest.mark.parametrize("at", [0, 7, 19])
+def test_a_bad_rate_anywhere_in_a_schedule_is_named(bad, at):
+    """A schedule's rate is checked at every step, wherever in the run the bad one falls."""
+    with pytest.raises(ParameterError, match=r"^lr_schedule\(k\) must be a finite number >= 0"):
+        forgetting_clocks("sgd", lambda k: bad if k == at else 0.1, batch_size=10, n_train=100, epochs=2)
+
+
+def test_numpy_and_integer_rates_give_the_clocks_of_their_float_values():
+    """Rates of other real types (numpy floats, ints) give the sums of their float values, by hand."""
+    import numpy as np
+
+    for rate in (np.float32(0.25), np.float64(0.25), 1):
+        c = forgetting_clocks("sgd", lambda k, r=rate: r, batch_size=10, n_train=100, epochs=2)
+        eta = float(rate)
+        assert c.total["T_SGD"] == pytest.approx(20 * eta**2 / 10) and c.total["T_adapt"] == pytest.approx(20 * eta)

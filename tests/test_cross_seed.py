@@ -141,6 +141,8 @@ def test_refine_until_stalled_is_never_worse_and_ends_at_a_fixed_point(counted):
     assert again is out and once == 1 == counted["refine"]  # a fixed point: the next refinement does not improve
 
 
+# slow (27 s): cross-seeding's moves and its never-worse guarantee are in the default tier
+@pytest.mark.slow
 def test_cross_seeding_finds_the_code_the_default_search_misses(counted):
     """(K, L) = (15, 5): the default search stops 6.3e-4 above the best of efforts 1-8 x 5 seeds
     (6.882489172, found at effort 3, seed 3); the column's deletion of a class of K = 16 reaches it."""

@@ -14,6 +14,8 @@ SPEC = {
 }
 
 
+# slow (16 s): a Dask LocalCluster's workers are started in the default tier by tests/test_orphans.py
+@pytest.mark.slow
 def test_dask_local_cluster_matches_inline(tmp_path):
     from implicitbias.store import Store
 

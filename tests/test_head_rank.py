@@ -28,6 +28,8 @@ def digits_grid():
     return hr.cell_rows(configs, records)
 
 
+# slow (38 s of training): the default report judges the same digits grids; the rules are tested on synthetic evidence
+@pytest.mark.slow
 def test_rank_falls_with_depth_and_rises_with_width(digits_grid):
     depth = hr.depth_lines(digits_grid)
     width = hr.width_lines(digits_grid)

@@ -156,6 +156,8 @@ def _cli(*args, cwd=None):
                           timeout=300)
 
 
+# slow (24 s): the same path through the API is test_api_import_and_analyse; the CLI's refusals stay in the default tier
+@pytest.mark.slow
 def test_cli_import_then_analyse(tmp_path, capsys):
     """In-process (``cli.main``; the entry point in a fresh interpreter is the next test's)."""
     from implicitbias.cli import main

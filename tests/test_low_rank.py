@@ -73,6 +73,8 @@ def test_large_route_equals_the_exact_search_at_a_cheap_cell():
     assert fast.best[6].objective == pytest.approx(float(exact.objective_at("kgon", 8, 6)), rel=1e-9)
 
 
+# slow (50 s): the large route's starts are exercised in the default tier by test_large_route_equals_the_exact_search_at_a_cheap_cell
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(K=st.integers(8, 40), r=st.integers(3, 6), salt=st.integers(0, 5))
 def test_random_starts_are_separating_codes_of_the_asked_ranks(K, r, salt):

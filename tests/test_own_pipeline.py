@@ -277,6 +277,8 @@ def test_cli_factory_of_the_wrong_type_exits_2_before_training(tmp_path, capsys,
     assert captured.out == ""  # refused by the checks before the sweep starts, nothing trained
 
 
+# slow (18 s): the same sweep and analysis through the API is the first test of this module
+@pytest.mark.slow
 def test_cli_sweep_and_analyse_a_module_beside_the_spec(tmp_path):
     """A spec file names a module in its own folder: ``implicitbias sweep`` finds it (the spec's
     folder is importable), trains, and ``implicitbias analyse`` judges the runs, from another folder."""

@@ -84,6 +84,8 @@ def test_bad_input_from_a_shell_has_no_traceback(tmp_path):
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
+# slow (21 s): the default report (CI's main job) writes this section; the CLI's atlas is tested above
+@pytest.mark.slow
 def test_report_section_is_layout_and_its_claims_agree(tmp_path, monkeypatch, store):
     monkeypatch.setattr(theorem_3_1.CLAIM, "configs", {"default": theorem_3_1.Config(kmax=6, lmax=3, local_Ks=(4,),
                                                                                     local_Ls=(2,), directions=5)})

@@ -28,7 +28,7 @@ def _values(K, effort, seed, depths=DEPTHS):
     return {L: res.best[L].objective for L in depths}
 
 
-@pytest.mark.parametrize("K", [5, 7])
+@pytest.mark.parametrize("K", [5, pytest.param(7, marks=pytest.mark.slow)])
 def test_default_is_not_beaten_by_more_effort(K):
     default = _values(K, 1, 0)
     for effort, seed in ((2, 1), (2, 2)):

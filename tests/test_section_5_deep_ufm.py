@@ -29,6 +29,8 @@ def assert_trends(grid):
     assert np.all(np.diff(grid, axis=1) > 0), grid  # wider -> higher rank
 
 
+# slow (21 s): `implicitbias verify` and the default report run this claim; its rule is tested on synthetic evidence
+@pytest.mark.slow
 def test_rank_falls_with_depth_and_rises_with_width():
     assert_trends(rank_grid([1, 3, 6], [16, 64], seeds=range(2)))
 

@@ -103,6 +103,8 @@ def test_the_generic_split_bound_certifies_nc_at_depth_one_and_improves_on_the_o
     assert lb.spectral_bound(4, p) == (lb.sigma1_split_bound(4, p), "sigma_1 split")
 
 
+# slow (35 s): the interval bound's pieces are checked in the default tier by the tests above
+@pytest.mark.slow
 def test_the_interval_bound_around_the_square_stays_below_it_beyond_its_threshold():
     """At K = 4 the square (sigma = (2, 2, 0)) beats NC beyond L* = 2.419 (``theory.codes``).  At L = 3 the
     certified bound of the sigma_1 interval that holds the square must not exceed the square's S_p."""

@@ -41,7 +41,7 @@ def test_shallow_ray_is_stable_at_every_margin(K):
     assert instability_threshold(K, 1) == 0 and numeric_threshold(K, 1) == 0
 
 
-@pytest.mark.parametrize("K", [8, 16, 32])
+@pytest.mark.parametrize("K", [8, pytest.param(16, marks=pytest.mark.slow), pytest.param(32, marks=pytest.mark.slow)])
 def test_threshold_grows_with_depth_and_matches_numeric_root(K):
     thresholds = []
     for L in range(2, 11):

@@ -226,6 +226,8 @@ def test_collapse_section_shows_its_grid_and_c7_per_family(store, tmp_path, coll
     assert store.counts("validation.ensemble") == {"done": 2}  # the two 1-epoch blocks; the two 4-epoch blocks
 
 
+# slow (33 s): the default tier runs the experiment through the store without the prefetch thread
+@pytest.mark.slow
 def test_the_prefetch_thread_trains_once_and_gives_the_same_report(tmp_path, collapse_mini, monkeypatch):
     """With a process pool the section's cells are prefetched by a second owner of the store (its own
     connection and pool): every ensemble is trained once between the two, and the rows are those of

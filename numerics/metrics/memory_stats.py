@@ -120,7 +120,7 @@ def anova(y) -> Anova:
     """Two-way ANOVA without replication of tables ``y`` (..., n seeds, k sigma_w), complete (no NaN);
     float32 tables (the simulations) stay float32, anything else is float64."""
     y = np.asarray(y)
-    y = y if y.dtype == np.float32 else y.astype(float)
+    y = y if y.dtype == np.float32 else y.astype(float, copy=False)
     n, k = y.shape[-2:]
     if n < 2 or k < 2:
         raise params.ParameterError(f"y must hold at least 2 seeds x 2 sigma_w, got {n} x {k}")
@@ -185,19 +185,25 @@ def _log_f(y: np.ndarray) -> np.ndarray:
 def _jackknife_se(y: np.ndarray) -> np.ndarray:
     """Jackknife standard error of psi over the seeds (rows) of tables (..., n, k) (Efron & Tibshirani
     1993, eq. 11.5): sqrt((n - 1) / n sum_i (psi_(i) - psi_(.))^2), psi_(i) without row i.  Each
-    psi_(i) from sums updated without row i, O(n k) per table instead of n ANOVAs: with m = n - 1
-    rows left, column means c_j, row means r_l and grand mean g of those rows,
-    SS_w = m sum_j (c_j - g)^2 and SS_e = sum y^2 - k sum_l r_l^2 - m sum_j c_j^2 + m k g^2."""
+    psi_(i) from the full table's sums less row i, O(n k) per table instead of n ANOVAs and no
+    (..., n, k) array per left-out row: with m = n - 1 rows left, column totals C_j, row means r_l,
+    D_i = sum_j C_j y_ij and Q_i = sum_j y_ij^2, the left-out column means c_ij = (C_j - y_ij) / m
+    have sum_j c_ij^2 = (sum_j C_j^2 - 2 D_i + Q_i) / m^2 and grand mean g_i = (sum_j C_j - k r_i) / (m k);
+    SS_w = m (sum_j c_ij^2 - k g_i^2) and SS_e = sum y^2 - Q_i - k (sum_l r_l^2 - r_i^2) - m sum_j c_ij^2
+    + m k g_i^2."""
     y = np.asarray(y, dtype=float)
     n, k = y.shape[-2:]
     m = n - 1
     y = y - y.mean((-2, -1), keepdims=True)  # centred: the sums of squares below cancel less
     rows = y.mean(-1)  # (..., n)
-    cols = (y.sum(-2, keepdims=True) - y) / m  # (..., n, k): column means without row i
-    grand = cols.mean(-1)  # (..., n)
-    ss_w = m * ((cols - grand[..., None]) ** 2).sum(-1)
-    sq = (y**2).sum((-2, -1))[..., None] - (y**2).sum(-1)
-    ss_e = sq - k * ((rows**2).sum(-1, keepdims=True) - rows**2) - m * (cols**2).sum(-1) + m * k * grand**2
+    totals = y.sum(-2)  # (..., k): C_j
+    q = (y * y).sum(-1)  # (..., n): Q_i
+    d = np.einsum("...ij,...j->...i", y, totals)  # (..., n): D_i
+    c2 = ((totals * totals).sum(-1, keepdims=True) - 2 * d + q) / m**2  # sum_j c_ij^2
+    grand = (totals.sum(-1, keepdims=True) - k * rows) / (m * k)
+    ss_w = m * (c2 - k * grand**2)
+    r2 = rows * rows
+    ss_e = q.sum(-1, keepdims=True) - q - k * (r2.sum(-1, keepdims=True) - r2) - m * c2 + m * k * grand**2
     with np.errstate(divide="ignore", invalid="ignore"):
         loo = np.log((ss_w / (k - 1)) / (np.maximum(ss_e, 0.0) / ((m - 1) * (k - 1))))
     return np.sqrt((n - 1) / n * ((loo - loo.mean(-1, keepdims=True)) ** 2).sum(-1))

@@ -7,3 +7,13 @@ Where neural collapse stops being optimal in P(K, L) (``theorem_3_1``, ``theorem
 real networks (``head_rank``, the grids, and its claims ``head_rank_*``).  L counts weight
 matrices; N = L + 1 factors including the features.
 """
+
+from implicitbias.claims import Claim
+
+
+class TheoremCheck(Claim):
+    """A Spec A check that ``implicitbias verify`` runs (minutes on a CPU): its routes agree, disagree,
+    or cannot decide (inconclusive).  Subclasses set ``section`` (``phase`` or ``dynamics``)."""
+
+    verify = True
+    outcomes = ("agrees", "disagrees", "inconclusive")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.claims.depth.kl_to_nc import FlowStart
 from implicitbias.claims.rules import fisher_smaller
 from implicitbias.figures import markdown_table, save_figure, subplots
@@ -177,14 +178,12 @@ class Config:
     t_end: float = 1e8
 
 
-class Basin(Claim):
+class Basin(TheoremCheck):
     id = "Basin of NC (s. 4)"
     statement = "depth shrinks the basin of attraction of NC"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4"
     section = "dynamics"
     order = 60
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "significance": Threshold(0.05, "one-sided Fisher exact test on the starts of the shallowest and deepest "
                                         "depth: the conventional 5% level, n stated with the verdict"),

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import softmax
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.ufm.spectral_agreement import off_diagonal_mass
 from implicitbias.theory.hadamard import dyadic_defect, softmax_dyadic_proof, sylvester
@@ -91,14 +92,12 @@ def numeric_cell(config: dict) -> dict:
     return {"softmax_defect": dyadic_defect(P), "gradient_off_diagonal": off_diagonal_mass(Q @ (P - np.eye(K)) @ Q)}
 
 
-class HadamardDiagonalisation(Claim):
+class HadamardDiagonalisation(TheoremCheck):
     id = "Hadamard diagonalisation (s. 4)"
     statement = "column softmax of a dyadic logit matrix is dyadic, so the CE gradient is diagonal in Q"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4"
     section = "dynamics"
     order = 10
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "rounding": Threshold(1e-12, "float64 softmax of O(10) logits is exact to ~1e-15 relative; a non-dyadic "
                                      "softmax is off by O(1)"),

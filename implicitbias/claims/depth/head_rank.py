@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from implicitbias.claims import Claim, Evidence, Verdict, not_run
+from implicitbias.claims.rules import trend_verdict
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.validation import head_rank as hr
 from implicitbias.validation.data import dataset_path_problem
@@ -76,6 +77,20 @@ class HeadRankClaim(Claim):
 
     def rule(self, evidence: Evidence) -> Verdict:
         raise NotImplementedError
+
+    def line_trend(self, changes: dict, label: str, *, rises: str, falls: str, each: str) -> Verdict:
+        """``trend_verdict`` on one change per line (``changes``: line key -> change in the direction the
+        claim predicts) against ``trend_step``: agrees when every line moves that way by more than the
+        step, disagrees when some line moves the other way by more.  ``label`` names the change in the
+        measured text; ``rises`` / ``falls`` say what moves, ``each`` what a line is."""
+        tol = self.threshold("trend_step")
+        shown = ", ".join(f"{k}: {d:+.2f}" for k, d in changes.items())
+        return trend_verdict(
+            list(changes.values()), tol, f"{label}: {shown}",
+            holds=f"{rises} by more than {tol:g} at every {each}",
+            reversed=f"{falls} by more than {tol:g} at some {each}",
+            unclear=f"some {each} changes by less than {tol:g} (or no line to judge)",
+            changes={str(k): d for k, d in changes.items()})
 
     def figure(self, ctx, evidence: Evidence) -> str:
         raise NotImplementedError

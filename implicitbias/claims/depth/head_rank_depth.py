@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict
 from implicitbias.claims.depth import head_rank as grids
-from implicitbias.claims.rules import trend_verdict
 from implicitbias.validation.head_rank import depth_lines
 
 
@@ -30,15 +29,10 @@ class HeadRankDepth(grids.HeadRankClaim):
 
     def rule(self, evidence: Evidence) -> Verdict:
         lines = depth_lines(grids.he_rows(evidence))
-        drops = {w: line[0][1] - line[-1][1] for (_, w), line in lines.items()}
-        tol = self.threshold("trend_step")
-        measured = "rank(L min) - rank(L max) per width: " + ", ".join(f"{w}: {d:+.2f}" for w, d in drops.items())
-        return trend_verdict(
-            list(drops.values()), tol, measured,
-            holds=f"the rank falls by more than {tol:g} from the shallowest to the deepest head at every width",
-            reversed=f"the rank rises with depth by more than {tol:g} at some width",
-            unclear=f"some width changes by less than {tol:g} (or no line to judge)",
-            drops={str(w): d for w, d in drops.items()})
+        return self.line_trend({w: line[0][1] - line[-1][1] for (_, w), line in lines.items()},
+                               "rank(L min) - rank(L max) per width",
+                               rises="the rank falls from the shallowest to the deepest head",
+                               falls="the rank rises with depth", each="width")
 
     def figure(self, ctx, evidence: Evidence) -> str:
         rows, dataset = evidence.data.rows, evidence.data.dataset

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from implicitbias.claims import Evidence, Threshold, Verdict
 from implicitbias.claims.depth import head_rank as grids
-from implicitbias.claims.rules import trend_verdict
 from implicitbias.validation.head_rank import width_lines
 
 
@@ -27,15 +26,10 @@ class HeadRankWidth(grids.HeadRankClaim):
 
     def rule(self, evidence: Evidence) -> Verdict:
         lines = width_lines(grids.he_rows(evidence))
-        rises = {L: line[-1][1] - line[0][1] for (_, L), line in lines.items()}
-        tol = self.threshold("trend_step")
-        measured = "rank(widest) - rank(narrowest) per depth: " + ", ".join(f"L = {L}: {d:+.2f}" for L, d in rises.items())
-        return trend_verdict(
-            list(rises.values()), tol, measured,
-            holds=f"the rank rises by more than {tol:g} from the narrowest to the widest head at every depth",
-            reversed=f"the rank falls with width by more than {tol:g} at some depth",
-            unclear=f"some depth changes by less than {tol:g} (or no line to judge)",
-            rises={str(L): d for L, d in rises.items()})
+        return self.line_trend({f"L = {L}": line[-1][1] - line[0][1] for (_, L), line in lines.items()},
+                               "rank(widest) - rank(narrowest) per depth",
+                               rises="the rank rises from the narrowest to the widest head",
+                               falls="the rank falls with width", each="depth")
 
     def figure(self, ctx, evidence: Evidence) -> str:
         lines = {f"{init} init, L = {L}": line for (init, L), line in width_lines(evidence.data.rows).items()}

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib import colormaps
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate, perturbed_nc
 from implicitbias.theory import params
@@ -180,14 +181,12 @@ class Config:
     deep_from: int = 3
 
 
-class KLToNC(Claim):
+class KLToNC(TheoremCheck):
     id = "KL to NC (s. 4)"
     statement = "KL divergence to NC is a Lyapunov function for L = 1 and can diverge for deep models"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4 (divergence: ours)"
     section = "dynamics"
     order = 50
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "lyapunov": Threshold(1e-9, "the trajectories are integrated at rtol 1e-9: a larger rise is not rounding"),
         "diverges": Threshold(10.0, "an order of magnitude above the start, at the end of a run to margin 20 where "

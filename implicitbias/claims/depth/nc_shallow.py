@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.search import search
 from implicitbias.numerics.maxmargin.solver import nuclear_norm_dual_bound, nuclear_norm_optimum
@@ -71,14 +72,12 @@ def shallow_cell(config: dict) -> dict:
                               cvx["status"], cvx["solution"].objective, found))
 
 
-class NCShallow(Claim):
+class NCShallow(TheoremCheck):
     id = "L = 1"
     statement = "NC is the global optimum of the shallow UFM (convex nuclear-norm problem)"
     source = "Spec A s. 1 and 3"
     section = "phase"
     order = 30
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "tolerance": Threshold(1e-6, "Clarabel solves to ~1e-8 relative; a relative 1e-6 is beyond its error"),
     }

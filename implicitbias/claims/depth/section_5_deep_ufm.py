@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.claims.rules import trend_verdict
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.maxmargin.margin import class_means, labels, min_margin
@@ -120,14 +121,12 @@ def rank_grid(cells: Sequence[TrainedRun]) -> tuple[list[int], list[int], np.nda
     return depths, widths, grid, sum(c.diverged for c in cells)
 
 
-class Section5DeepUFM(Claim):
+class Section5DeepUFM(TheoremCheck):
     id = "Section 5 (deep UFM)"
     statement = "effective rank of the mean logits falls with depth, rises with width"
     source = "Spec A s. 5; Garrod, Keating, Thrampoulidis (ICML 2026), section 5"
     section = "dynamics"
     order = 80
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "trend_step": Threshold(0.1, "effective-rank units: seed-to-seed spread of the mean over 2 seeds is a few "
                                      "hundredths; the trends the source reports are whole ranks"),

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.ufm import deep_ufm
 from implicitbias.numerics.ufm.spectral_agreement import off_diagonal_mass, rotated_blocks, sample_basis
@@ -150,14 +151,12 @@ def flow_cell(config: dict) -> dict:
     }
 
 
-class SingularValueODE(Claim):
+class SingularValueODE(TheoremCheck):
     id = "Singular-value ODE (s. 4)"
     statement = "Hadamard init freezes singular vectors; singular values follow the derived ODE"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), section 4"
     section = "dynamics"
     order = 20
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "routes_agree": Threshold(1e-6, "both integrators run at rtol 1e-11 over O(10^2) time units: their "
                                         "difference is integration error, 1e-6 leaves a wide margin"),

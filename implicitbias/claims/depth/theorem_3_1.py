@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.lower_bounds import nc_local_radius
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
@@ -87,14 +88,12 @@ def local_cell(config: dict) -> dict:
     return asdict(LocalCell(K, L, float(slopes.min()), error, nc_local_radius(K, p)))
 
 
-class Theorem31(Claim):
+class Theorem31(TheoremCheck):
     id = "Theorem 3.1"
     statement = "NC is not a global optimum for L = 2, K >= 6 or L >= 3, K >= 4, yet stays a local optimum"
     source = "Spec A s. 3; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 3.1"
     section = "phase"
     order = 10
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "formula_agreement": Threshold(1e-4, "one-sided differences with t = 1e-7 on O(1) matrices: error O(t) plus rounding"),
     }

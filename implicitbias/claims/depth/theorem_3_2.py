@@ -38,7 +38,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.codes import single_threaded
 from implicitbias.numerics.maxmargin.naming import identify
@@ -111,14 +112,12 @@ def depth_limit_cell(config: dict) -> dict:
                             best.message))
 
 
-class Theorem32(Claim):
+class Theorem32(TheoremCheck):
     id = "Theorem 3.2"
     statement = "as L -> infinity the global optimum has rank 2: the regular K-gon"
     source = "Spec A s. 3; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 3.2"
     section = "phase"
     order = 20
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "value_match": Threshold(1e-6, "the solver's values are accurate to about 1e-9 relative; 1e-6 leaves room"),
     }

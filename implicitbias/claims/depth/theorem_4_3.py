@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.nc_ray import numeric_threshold
 from implicitbias.theory.nc_stability import instability_threshold, ray_linearisation, transverse_eigenvalue
@@ -64,14 +65,12 @@ def threshold_cell(config: dict) -> dict:
     return {"closed_form": instability_threshold(K, L, n), "numeric": float(np.sqrt(n) * numeric_threshold(K, L, n))}
 
 
-class Theorem43(Claim):
+class Theorem43(TheoremCheck):
     id = "Theorem 4.3"
     statement = "NC ray unstable near the origin for L > 1, region grows with L; stable for L = 1"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 4.3"
     section = "dynamics"
     order = 30
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "routes_agree": Threshold(1e-6, "brentq (xtol 1e-12) on an exact Jacobian: the routes differ only by root-finding error"),
     }

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.ufm.spectral_flow import integrate
 from implicitbias.theory.linear_regime import blowup_time, linear_solution, relative_rate
@@ -133,14 +134,12 @@ def leave_origin_cell(config: dict) -> dict:
     }
 
 
-class Theorem44(Claim):
+class Theorem44(TheoremCheck):
     id = "Theorem 4.4"
     statement = "near the origin larger singular values grow faster for L > 1; equal relative rates for L = 1"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 4.4"
     section = "dynamics"
     order = 40
-    verify = True
-    outcomes = ("agrees", "disagrees", "inconclusive")
     thresholds = {
         "amplified": Threshold(1.5, "the law multiplies a 20% spread by > 10 at 0.95 T* for L = 2, 3; 1.5 leaves room "
                                     "for the saturation of the true flow near T*"),

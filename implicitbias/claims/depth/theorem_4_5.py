@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, decide
+from implicitbias.claims import Evidence, Threshold, Verdict, decide
+from implicitbias.claims.depth import TheoremCheck
 from implicitbias.figures import markdown_table, save_figure, subplots
 from implicitbias.numerics.metrics.memory_stats import Interval
 from implicitbias.numerics.ufm.deep_ufm import gaussian_init, logit_velocity
@@ -85,13 +86,12 @@ def _bootstrap_exponent(widths, gaps_by_width, resamples: int = 1000, seed: int 
                     method="percentile bootstrap over the seeds of every width")
 
 
-class Theorem45(Claim):
+class Theorem45(TheoremCheck):
     id = "Theorem 4.5"
     statement = "wide random init: dZ/dt(0) aligns with the simplex ETF, better with width, worse with depth"
     source = "Spec A s. 4; Garrod, Keating, Thrampoulidis (ICML 2026), Theorem 4.5"
     section = "dynamics"
     order = 70
-    verify = True
     outcomes = ("agrees", "disagrees")
     thresholds = {
         "exponent_window": Threshold(0.15, "concentration gives gap ~ d^(-1/2); with 3 seeds and 4 widths the fitted "
