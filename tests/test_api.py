@@ -220,10 +220,13 @@ def test_check_runs_a_claim():
     assert result.verdict in ("agrees", "disagrees") and result.results[0].claim.slug == result.slug
 
 
-@pytest.mark.parametrize("accuracy, verdict", [
-    (noisy(0.04), "agrees"),
-    pytest.param(noisy(0.0, 0.01), "disagrees", marks=pytest.mark.slow),  # the rule's outcomes: test_claims_layer
-])
+@pytest.mark.parametrize(
+    "accuracy, verdict",
+    [
+        (noisy(0.04), "agrees"),
+        pytest.param(noisy(0.0, 0.01), "disagrees", marks=pytest.mark.slow),  # the rule's outcomes: test_claims_layer
+    ],
+)
 def test_analyse_judges_a_sweep(accuracy, verdict, tmp_path):
     """Memory 4 points over 0.5 points of seed noise (s = 8), and none over 1 point, 16 seeds: the
     cases C1's own tests decide (tests/test_c1_low_lr_sgd_remembers.py)."""

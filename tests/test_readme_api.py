@@ -9,8 +9,10 @@ import pytest
 from readme_blocks import README, RUNNING, api_block
 
 
-@pytest.mark.parametrize("page", [README, pytest.param(RUNNING, marks=pytest.mark.slow)], ids=["README", "docs-running"])
 # docs/running.md's tour runs in the default tier inside a real kernel (tests/test_notebook.py): here only with -m slow
+@pytest.mark.parametrize(
+    "page", [README, pytest.param(RUNNING, marks=pytest.mark.slow)], ids=["README", "docs-running"]
+)
 def test_readme_python_api_section_runs_as_written(tmp_path, page):
     env = {k: v for k, v in os.environ.items() if k != "IMPLICITBIAS_STORE"}
     temporary = tmp_path / "tmp"
