@@ -11,6 +11,7 @@ show; the same rule judges every experiment, and ``implicitbias analyse`` judges
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from collections.abc import Callable, Sequence
 
 from implicitbias.claims import Claim, Evidence, Threshold
@@ -56,13 +57,13 @@ class GroupClaim(Claim):
 
     def stable_evidences(self, groups: Sequence[Group], label: str = "") -> list[Evidence]:
         """``evidences``, each with the verdicts on two seed halves (:meth:`halves`, computed once)
-        for claims with simulated operating characteristics."""
+        for claims with simulated operating characteristics (their evidence's ``halves`` field)."""
         out = self.evidences(groups, label)
-        if hasattr(self, "oc_sims"):
-            halves = self.halves(groups, label)
-            for e in out:
-                e.data["halves"] = [(part, verdicts.get(e.label, "not run")) for part, verdicts in halves]
-        return out
+        if not hasattr(self, "oc_sims"):
+            return out
+        halves = self.halves(groups, label)
+        return [replace(e, data=replace(e.data, halves=[(part, verdicts.get(e.label, "not run")) for part, verdicts in halves]))
+                for e in out]
 
     def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], dict[str, str]]]:
         """Stability: the verdicts of the same rule (its intervals, no simulation) on two disjoint
