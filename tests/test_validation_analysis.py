@@ -64,6 +64,18 @@ def test_interpolating_only_leaves_out_runs_below_99_5_percent():
     assert all(2.5 not in t for t in seed_tables(interp).values())
 
 
+def test_a_summary_is_computed_once_per_group_and_horizon_and_so_are_the_seed_halves():
+    """Every caller shares one frozen summary per (horizon, interpolating_only); the seed halves are the
+    first len // 2 sorted seeds and the rest, built once, each summarised from its own runs only."""
+    (g,) = group_runs(group(accuracy=remembering, seeds=(3, 1, 4, 0, 2)))
+    s = summarise(g)
+    assert summarise(g) is s and summarise(g, horizon=s.horizon) is s and summarise(g, horizon=2) is not s
+    first, second = g.seed_halves
+    assert g.seed_halves[0] is first and (first.seeds, second.seeds) == ([0, 1], [2, 3, 4])
+    assert summarise(first).seeds == (0, 1) and summarise(second).n_runs == 3 * len(g.sigma_w)
+    assert summarise(first).spread_selected.n == 2 and summarise(first) is summarise(first)
+
+
 def test_spread_of_means_handles_missing_sigma_and_batches():
     nan = float("nan")
     assert spread_of_means(np.array([[0.5, 0.3], [0.7, nan]])) == pytest.approx(0.6 - 0.3)

@@ -112,6 +112,14 @@ class Group:
         """``(config, record)`` of each run, the record typed."""
         return [(config, record) for (config, _), record in zip(self.runs, self.records)]
 
+    @functools.cached_property
+    def seed_halves(self) -> tuple[Group, Group]:
+        """The runs of the first half of the group's sorted seeds (``len // 2`` of them) and of the
+        rest, each a group of the same setting; built once, so each half's summaries are too."""
+        first = set(self.seeds[: len(self.seeds) // 2])
+        return (Group(self.setting, [(c, r) for c, r in self.runs if c["seed"] in first]),
+                Group(self.setting, [(c, r) for c, r in self.runs if c["seed"] not in first]))
+
 
 def group_runs(runs: Sequence[Run]) -> list[Group]:
     """``(config, record)`` pairs grouped by setting (first-seen order); missing records dropped."""
