@@ -51,10 +51,10 @@ def main() -> None:
     for name in t.blocks:
         cpu, runs = done[name]
         s = summarise(group_runs(runs)[0])
-        taus = [r["tau_interp"] for r in s["runs"] if r["tau_interp"] is not None]
-        rows.append([name, len(runs), f"{cpu:.1f}", f"{s['n_interpolated']}/{s['n_runs']}",
-                     f"{min(taus)}-{max(taus)}" if taus else "-", fmt_ci(s["spread_selected"], seeds=False),
-                     fmt_ci(s["spread_final"], seeds=False), fmt_ci(s["norm_slope"], seeds=False)])
+        taus = [r.tau_interp for r in s.runs if r.tau_interp is not None]
+        rows.append([name, len(runs), f"{cpu:.1f}", f"{s.n_interpolated}/{s.n_runs}",
+                     f"{min(taus)}-{max(taus)}" if taus else "-", fmt_ci(s.spread_selected, seeds=False),
+                     fmt_ci(s.spread_final, seeds=False), fmt_ci(s.norm_slope, seeds=False)])
     cpu = sum(c for c, _ in done.values())
     print(f"tier {t.name} ({t.description}); sigma_w {t.sigma_w}, seeds {t.seeds}")
     print(markdown_table(["block", "runs", "CPU s", "interpolate", "interp. epochs", "spread selected [CI]",

@@ -46,7 +46,7 @@ def main() -> None:
         verdict = CLAIM.judge(ev)
         print(f"{ev.label}: {verdict.verdict}: {verdict.measured}")
         if "test" in ev.data:
-            families[ev.data["family"]] = law_of(ev, verdict)
+            families[ev.data.family] = law_of(ev, verdict)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     designs = [experiment(spec) for spec, _ in plan.experiments]
     n = sum(len(f["groups"]) for f in families.values())

@@ -41,14 +41,14 @@ def main() -> None:
         for cp in ("interpolating", "end"):
             r = radial_memory_of(g, cp)
             if r is None:
-                print(f"| {s['label']} | - | {s['n_interpolated']}/{s['n_runs']} | {cp} | no run has it | | |")
+                print(f"| {s.label} | - | {s.n_interpolated}/{s.n_runs} | {cp} | no run has it | | |")
                 continue
-            print(f"| {s['label']} | {r.law} | {s['n_interpolated']}/{s['n_runs']} | {cp} | {r.slope.estimate:.2f} "
+            print(f"| {s.label} | {r.law} | {s.n_interpolated}/{s.n_runs} | {cp} | {r.slope.estimate:.2f} "
                   f"[{r.slope.lo:.2f}, {r.slope.hi:.2f}] | {r.x[0]:.3g}, {r.x[1]:.3g} | "
                   f"{r.realised[0]:.3g}, {r.realised[1]:.3g} |")
     for claim in (C3, C4):
         evidence = claim.evidence(groups, "calibration")
-        if evidence.data.get("baseline") is None:
+        if evidence.data.baseline is None:
             continue
         parts, premise = claim.parts(evidence.data, claim.judged, 0)
         print(f"\n{claim.id} at the {claim.judged} checkpoint: {premise or 'regime matched (or another premise)'}")

@@ -69,20 +69,20 @@ def measure(candidate: dict) -> dict:
     for g in group_runs(runs):
         s = summarise(g)
         name = g.setting["optimizer"]
-        kept = [r for r in s["runs"] if r["kept"]]
-        row[f"{name}_test_acc"] = statistics.fmean(r["selected_test_acc"] for r in kept)
-        row[f"{name}_spread"] = s["spread_selected"]["estimate"]
-        row[f"{name}_n_interp"] = s["n_interpolated"]
+        kept = [r for r in s.runs if r.kept]
+        row[f"{name}_test_acc"] = statistics.fmean(r.selected_test_acc for r in kept)
+        row[f"{name}_spread"] = s.spread_selected.estimate
+        row[f"{name}_n_interp"] = s.n_interpolated
         summaries = {(c["sigma_w"], c["seed"]): rec["summary"] for c, rec in g.runs}
-        taus = [r["tau_interp"] for r in kept if r["tau_interp"] is not None]
-        selected = [summaries[r["sigma_w"], r["seed"]]["selected_epoch"] for r in kept]
+        taus = [r.tau_interp for r in kept if r.tau_interp is not None]
+        selected = [summaries[r.sigma_w, r.seed]["selected_epoch"] for r in kept]
         row[f"{name}_tau_interp"] = statistics.median(taus) if taus else None
         row[f"{name}_selected_epoch"] = statistics.median(selected)
         row[f"{name}_selected_after"] = sum(
-            r["tau_interp"] is not None and summaries[r["sigma_w"], r["seed"]]["selected_epoch"] >= r["tau_interp"]
+            r.tau_interp is not None and summaries[r.sigma_w, r.seed]["selected_epoch"] >= r.tau_interp
             for r in kept) / len(kept)
         for sigma in SIGMA_W:
-            accs = [r["selected_test_acc"] for r in kept if r["sigma_w"] == sigma]
+            accs = [r.selected_test_acc for r in kept if r.sigma_w == sigma]
             if len(accs) >= 2:
                 within.append(statistics.variance(accs))
     row["noise_sd"] = math.sqrt(statistics.fmean(within))

@@ -1288,15 +1288,15 @@ class Analysis(Tabular):
         rows = []
         for group in self.groups:
             summary = summarise(group)
-            spread, governing = summary["spread_selected"], summary["governing"]
+            spread, governing = summary.spread_selected, summary.governing
             common = {
-                "label": summary["label"],
-                "optimizer": summary["setting"]["optimizer"],
-                "spread": spread["estimate"],
-                "spread_lo": spread["lo"],
-                "spread_hi": spread["hi"],
+                "label": summary.label,
+                "optimizer": summary.setting["optimizer"],
+                "spread": spread.estimate,
+                "spread_lo": spread.lo,
+                "spread_hi": spread.hi,
                 "governing": governing,
-                "clock": summary["clocks"].get(governing, float("nan")),
+                "clock": summary.clocks.get(governing, float("nan")),
             }
             for sigma, accuracy in mean_by_sigma(summary, "selected_test_acc").items():
                 rows.append({**common, "sigma_w": sigma, "selected_test_acc": accuracy})

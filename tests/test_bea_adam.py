@@ -2,10 +2,12 @@
 torch.optim.Adam's steps, the paper's sign rule (anti-penalised exactly when beta_2 > beta_1), and
 the claim's verdict rule on synthetic evidence."""
 
+from dataclasses import replace
+
 import pytest
 
-from implicitbias.claims import Context, Evidence
-from implicitbias.claims.forgetting.bea_adam import CLAIM, Config, measured_cell
+from implicitbias.claims import Context, Evidence, typed
+from implicitbias.claims.forgetting.bea_adam import CLAIM, Config, Measured, Step, measured_cell
 
 DERIVED = "(beta_1 - beta_2)/(beta_1*beta_2 - beta_1 - beta_2 + 1)"  # b1/(1-b1) - b2/(1-b2)
 QUOTED = "1/2 + beta_1/(1 - beta_1) - beta_2/(1 - beta_2)"
@@ -26,7 +28,7 @@ GRID = Config().sign_grid
 def _evidence(derived=DERIVED, measured=lambda b1, b2: b1 / (1 - b1) - b2 / (1 - b2), shift=0.0):
     rows = [{"beta1": b1, "beta2": b2, "h": 1e-3, "burn_in": 400, "c_h": 0.0, "c_half": 0.0,
              "c": measured(b1, b2) + shift} for b1, b2 in ((0.5, 0.6), (0.6, 0.9))]
-    return Evidence("synthetic", {"derived": derived, "measured": rows, "sign_grid": [list(b) for b in GRID]})
+    return Evidence("synthetic", Measured(derived, typed(Step, rows), GRID))
 
 
 SYNTHETIC_VERDICTS = [
@@ -55,10 +57,10 @@ def test_the_routes_agree_to_1e_3_a_gap_10_percent_either_side_decides(f, expect
 def test_a_gap_at_the_bound_exactly_still_agrees():
     """At beta_1 = beta_2 the derived c is 0 exactly; torch's c = 1e-3 there is a gap of 1e-3 exactly."""
     ev = _evidence()
-    ev.data["measured"].append({**ev.data["measured"][0], "beta1": 0.5, "beta2": 0.5, "c": 1e-3})
-    assert CLAIM.judge(ev).verdict == "agrees"
-    ev.data["measured"][-1]["c"] = 1.1e-3
-    assert CLAIM.judge(ev).verdict == "inconclusive"
+    first = ev.data.measured[0]
+    for c, expected in ((1e-3, "agrees"), (1.1e-3, "inconclusive")):
+        at_diagonal = replace(first, beta1=0.5, beta2=0.5, c=c)
+        assert CLAIM.judge(Evidence("synthetic", replace(ev.data, measured=(*ev.data.measured, at_diagonal)))).verdict == expected
 
 
 def test_disagreement_names_where_the_sign_rule_fails():

@@ -4,12 +4,12 @@ claim's verdict rule on synthetic evidence."""
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.forgetting.bea_gd import CLAIM, Config
+from implicitbias.claims.forgetting.bea_gd import CLAIM, Config, Measured
 
 SYNTHETIC_VERDICTS = [
-    ("agrees", Evidence("synthetic", {"c": "1/4"})),
-    ("agrees", Evidence("synthetic", {"c": "2/8"})),
-    ("disagrees", Evidence("synthetic", {"c": "1/2"})),
+    ("agrees", Evidence("synthetic", Measured("1/4"))),
+    ("agrees", Evidence("synthetic", Measured("2/8"))),
+    ("disagrees", Evidence("synthetic", Measured("1/2"))),
 ]
 
 

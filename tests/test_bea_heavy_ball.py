@@ -4,11 +4,11 @@
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.forgetting.bea_heavy_ball import CLAIM, Config
+from implicitbias.claims.forgetting.bea_heavy_ball import CLAIM, Config, Measured
 
 
 def _evidence(a="-1/(beta - 1)", ratio="-(beta + 1)/(beta - 1)"):
-    return Evidence("synthetic", {"a": a, "c": "unused", "ratio": ratio})
+    return Evidence("synthetic", Measured(a, "unused", ratio))
 
 
 SYNTHETIC_VERDICTS = [

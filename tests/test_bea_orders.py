@@ -3,8 +3,9 @@ modified flow, and the claim's verdict rule on synthetic evidence."""
 
 import pytest
 
-from implicitbias.claims import Context, Evidence
-from implicitbias.claims.forgetting.bea_orders import CLAIM, Config
+from implicitbias.claims import Context, Evidence, typed
+from implicitbias.claims.forgetting.bea_orders import CLAIM, Config, Measured
+from implicitbias.numerics.optim.order_of_accuracy import OrderResult
 
 
 def _row(optimizer, s1=1.02, s2=1.98, floor=1e-6):
@@ -13,7 +14,7 @@ def _row(optimizer, s1=1.02, s2=1.98, floor=1e-6):
 
 
 def _evidence(**adam):
-    return Evidence("synthetic", {"judged": ["gd", "adam"], "orders": [_row("gd"), _row("adam", **adam), _row("muon", s2=3.0)]})
+    return Evidence("synthetic", Measured(("gd", "adam"), typed(OrderResult, [_row("gd"), _row("adam", **adam), _row("muon", s2=3.0)])))
 
 
 SYNTHETIC_VERDICTS = [

@@ -4,18 +4,17 @@
 import pytest
 
 from implicitbias.claims import Context, Evidence
-from implicitbias.claims.forgetting.bea_sgd import CLAIM, Config, published
+from implicitbias.claims.forgetting.bea_sgd import CLAIM, Case, Config, Measured, published
 
 
 def _evidence(c_46="1/12"):
-    return Evidence("synthetic", {"cases": [{"N": 4, "b": 2, "a": "1/4", "c": "1/12"},
-                                            {"N": 6, "b": 3, "a": "1/4", "c": c_46}]})
+    return Evidence("synthetic", Measured((Case(4, 2, "1/4", "1/12"), Case(6, 3, "1/4", c_46))))
 
 
 SYNTHETIC_VERDICTS = [
-    ("agrees", Evidence("synthetic", {"cases": [{"N": 6, "b": 2, "a": "1/4", "c": "1/10"}]})),
+    ("agrees", Evidence("synthetic", Measured((Case(6, 2, "1/4", "1/10"),)))),
     ("disagrees", _evidence(c_46="1/12")),  # (6, 3) needs 1/20: 1/12 is the (4, 2) value
-    ("disagrees", Evidence("synthetic", {"cases": [{"N": 6, "b": 2, "a": "1/2", "c": "1/10"}]})),
+    ("disagrees", Evidence("synthetic", Measured((Case(6, 2, "1/2", "1/10"),)))),
 ]
 
 

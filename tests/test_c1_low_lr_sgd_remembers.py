@@ -2,6 +2,7 @@
 it judges, its thresholds (values from the paper, and moved by 20% a case flips), its OC gate."""
 
 import math
+from dataclasses import replace
 
 import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
@@ -76,7 +77,7 @@ def test_diverged_runs_are_counted_named_and_left_out():
     v = verdict(runs)
     assert v.verdict == "inconclusive" and "premise" in v.reason
     assert "1 diverged (left out: sigma_w 2.5 seed 1 at epoch 3: non-finite loss)" in v.reason
-    mem = evidence(runs).data["memory"]["interpolating"]
+    mem = evidence(runs).data.memory["interpolating"]
     assert (mem.n, mem.k) == (7, 4)  # the seed with the diverged run is left out of the complete table
 
 
@@ -122,8 +123,8 @@ def test_the_memory_part_reads_the_robust_interval_of_its_table():
     runs = group(accuracy=lambda s, k: outlier(s, k) + (0.04 * (s - 1) if k == 5 else 0.0), seeds=SEEDS8)
     ev = evidence(runs)
     part = verdict(runs).numbers["parts"][0]
-    robust = ms.robust_snr(ev.data["tables"]["interpolating"])
-    exact = ev.data["memory"]["interpolating"].snr
+    robust = ms.robust_snr(ev.data.tables["interpolating"])
+    exact = ev.data.memory["interpolating"].snr
     assert (part.interval.lo, part.interval.hi) == pytest.approx((robust.lo, robust.hi))
     assert part.interval.lo < exact.lo - 0.1 and "bootstrap-t" in part.interval.method
 
@@ -141,13 +142,13 @@ def test_stability_judges_two_disjoint_seed_halves_and_says_whether_they_agree()
     halves = CLAIM.halves(groups)
     assert [h for h, _ in halves] == [list(range(8)), list(range(8, 16))] and [v for _, v in halves] == [{"": "agrees"}] * 2
     ev = evidence(group(accuracy=REMEMBERS, seeds=SEEDS8))
-    ev.data["halves"] = [(part, verdicts[""]) for part, verdicts in halves]
+    ev.data = replace(ev.data, halves=[(part, verdicts[""]) for part, verdicts in halves])
     v = judged(CLAIM, ev)
     assert "same verdict on seeds 0-7 (agrees) and 8-15 (agrees)" in v.reason
-    ev.data["halves"] = [([0, 1, 2, 3], "agrees"), ([4, 5, 6, 7], "inconclusive")]
+    ev.data = replace(ev.data, halves=[([0, 1, 2, 3], "agrees"), ([4, 5, 6, 7], "inconclusive")])
     v = judged(CLAIM, ev)
     assert "not the same verdict on seeds 0-3 (agrees) and 4-7 (inconclusive)" in v.numbers["estimate"].stability
-    ev.data["halves"] = [([0, 1, 2, 3], "inconclusive"), ([4, 5, 6, 7], "inconclusive")]
+    ev.data = replace(ev.data, halves=[([0, 1, 2, 3], "inconclusive"), ([4, 5, 6, 7], "inconclusive")])
     v = judged(CLAIM, ev)  # the whole set agrees, both halves straddle
     assert "both halves give inconclusive (seeds 0-3 and 4-7, intervals only), the whole set agrees" in v.reason
     assert CLAIM.halves(group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4)))) == []  # 5 < 2 x 3 seeds
@@ -178,7 +179,7 @@ def test_seed_halves_need_twice_the_minimum_and_reach_the_evidence():
     groups = group_runs(group(accuracy=REMEMBERS, seeds=(0, 1, 2, 3, 4, 5)))
     assert [h for h, _ in CLAIM.halves(groups)] == [[0, 1, 2], [3, 4, 5]]
     (ev,) = CLAIM.stable_evidences(groups, "toy")
-    assert ev.label == "toy" and ev.data["halves"] == [([0, 1, 2], "agrees"), ([3, 4, 5], "agrees")]
+    assert ev.label == "toy" and ev.data.halves == [([0, 1, 2], "agrees"), ([3, 4, 5], "agrees")]
     assert CLAIM.oc_sims == 2000  # restored after the halves
 
 

@@ -73,7 +73,7 @@ def test_not_run_without_larger_lr_or_l2_groups():
 
 def test_momentum_at_the_same_lr_is_not_a_larger_lr():
     v = CLAIM.evidence(group_runs(group(accuracy=SGD) + group({"momentum": 0.9}, accuracy=GONE)), "synthetic")
-    assert v.data["groups"] == []
+    assert v.data.groups == ()
 
 
 def test_the_row_states_each_groups_clock_at_the_judged_checkpoint():

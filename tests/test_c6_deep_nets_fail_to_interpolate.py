@@ -1,5 +1,7 @@
 """C6 (deep ResNets at large sigma_w fail to interpolate): the rule on synthetic records."""
 
+import math
+
 import pytest
 from spec_b_records import group
 
@@ -86,10 +88,14 @@ def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting.figures import curves_figure
 
-    runs = [{"sigma_w": 0.25, "seed": 0, "curve": [[0, 0.1, 0.1], [1, 0.9, 0.8]]},
-            {"sigma_w": 2.5, "seed": 0, "curve": []},
-            {"sigma_w": 2.5, "seed": 1, "curve": [[0, 0.1, 0.1], [1, 0.5, 0.4]]}]
-    summary = {"sigma_w": [0.25, 2.5], "seeds": [0, 1], "label": "deep", "setting": {"arch": "resnet110"}, "runs": runs}
+    from implicitbias.validation.analysis import CI, GroupSummary, RunRow
+
+    runs = (RunRow(0.25, 0, None, None, curve=((0, 0.1, 0.1), (1, 0.9, 0.8))),
+            RunRow(2.5, 0, 0, "non-finite values", curve=()),
+            RunRow(2.5, 1, None, None, curve=((0, 0.1, 0.1), (1, 0.5, 0.4))))
+    none = CI(math.nan, math.nan, math.nan, 0, 0.95)
+    summary = GroupSummary("deep", {"arch": "resnet110"}, "sgd", 1, (0.25, 2.5), (0, 1), runs, False, (), none, none,
+                           none, {}, None)
     curves_figure(Context(store=None, out=tmp_path, progress=False), [summary], "c6_init")
     rows = (tmp_path / "figures" / "c6_init.csv").read_text().splitlines()
     assert len(rows) == 1 + 4 and all(",2.5,0," not in r for r in rows)

@@ -128,7 +128,7 @@ def test_the_minimum_change_is_0_1_a_change_10_percent_either_side_decides(chang
     0.09 or 0.11 over the grid (the group means, read off the table here, within 0.005 of that)."""
     span = math.log(CLOCKS[-1] / CLOCKS[0])
     ev = evidence(grid_groups(lambda t, s: 0.5 + change * math.log(t / CLOCKS[0]) / span, noise=0.0005))
-    means = [sum(col) / len(col) for col in zip(*ev.data["table"])]
+    means = [sum(col) / len(col) for col in zip(*ev.data.table)]
     assert max(means) - min(means) == pytest.approx(change, abs=0.005)
     assert CLAIM.threshold("min_change") == 0.1
     assert ("no direction" not in judged(CLAIM, ev).reason) == decides
@@ -155,17 +155,17 @@ def test_the_bound_is_used():
 
 def test_families_are_never_pooled():
     evs = CLAIM.evidences(grid_groups(by_clock) + grid_groups(by_clock, optimizer="adam"))
-    assert [e.data["family"] for e in evs] == ["sgd", "adaptive"]
-    assert [e.data["clock"] for e in evs] == ["T_SGD", "T_adapt"]
-    assert all(len(e.data["points"]) == 9 for e in evs)
+    assert [e.data.family for e in evs] == ["sgd", "adaptive"]
+    assert [e.data.clock for e in evs] == ["T_SGD", "T_adapt"]
+    assert all(len(e.data.points) == 9 for e in evs)
 
 
 def test_adaptive_optimisers_are_tested_on_their_own_lines():
     """Adam and Muon share T_adapt but are two evidences, never pooled; SGD's optimisers share one."""
     evs = CLAIM.evidences(grid_groups(by_clock, optimizer="muon") + grid_groups(by_clock, optimizer="adam"))
     assert [e.label for e in evs] == ["adaptive (adam)", "adaptive (muon)"]
-    assert [e.data["clock"] for e in evs] == ["T_adapt", "T_adapt"]
-    assert all(len(e.data["points"]) == 9 for e in evs)
+    assert [e.data.clock for e in evs] == ["T_adapt", "T_adapt"]
+    assert all(len(e.data.points) == 9 for e in evs)
 
 
 def test_not_run_without_groups():

@@ -74,12 +74,12 @@ def test_analysis_counts_diverged_runs_and_leaves_them_out():
                  diverged=lambda s, k: (3, "training loss 1e17 > 10 x its start") if (s, k) == (2.5, 0) else None)
     (g,) = group_runs(wild)
     s = summarise(g)
-    assert s["n_diverged"] == 1 and s["n_runs"] == 16
-    kept = [r for r in s["runs"] if r["kept"]]
-    assert len(kept) == 15 and all(r["diverged_epoch"] is None for r in kept)
+    assert s.n_diverged == 1 and s.n_runs == 16
+    kept = [r for r in s.runs if r.kept]
+    assert len(kept) == 15 and all(r.diverged_epoch is None for r in kept)
     # the diverged run's 90% accuracy does not enter the spread: seed-mean spread unchanged
     clean = summarise(group_runs(group(accuracy=remembering))[0])
-    assert s["spread_selected"]["estimate"] == pytest.approx(clean["spread_selected"]["estimate"], abs=0.5)
+    assert s.spread_selected.estimate == pytest.approx(clean.spread_selected.estimate, abs=0.5)
     v = C1.judge(C1.evidence([g], "x"))
     assert "1 diverged (left out: sigma_w 2.5 seed 0 at epoch 3" in v.measured
 
@@ -98,4 +98,4 @@ def test_a_run_non_finite_at_initialisation_is_diverged_at_epoch_0(store):
     assert [row["epoch"] for row in overflowed["history"]] == [0]
     (group,) = group_runs(list(zip(spec.configs, [healthy, overflowed])))
     summary = summarise(group)
-    assert summary["n_diverged"] == 1 and [r["kept"] for r in summary["runs"]] == [True, False]
+    assert summary.n_diverged == 1 and [r.kept for r in summary.runs] == [True, False]

@@ -42,6 +42,6 @@ def test_l2_decay_forgets_the_initial_norm_on_the_T_L2_clock(runs):
 
 def test_adam_forgets_the_norm_sgd_remembers_it(runs):
     groups = {g.setting["optimizer"]: g for g in group_runs([(c, r) for label, c, r in runs if label != "sgd+l2"])}
-    sgd, adam = (summarise(groups[k])["norm_slope"]["estimate"] for k in ("sgd", "adam"))
+    sgd, adam = (summarise(groups[k]).norm_slope.estimate for k in ("sgd", "adam"))
     assert sgd > 0.9
     assert adam < sgd - 0.2

@@ -2,6 +2,8 @@
 a claim through ``claims.judging.judge_claim``, so a claim whose computation crashes is the same one
 line from all three; the claims table has one writer; judging never changes the claim it judges."""
 
+from dataclasses import dataclass
+
 import fake_claims
 import pytest
 
@@ -44,6 +46,12 @@ def test_verify_out_keeps_the_claims_table_in_markdown_and_csv(monkeypatch, caps
     assert not (tmp_path / "out" / "report.html").exists()
 
 
+@dataclass(frozen=True)
+class _Seeds:
+    n: int
+    halves: list | None = None
+
+
 class _Simulated(GroupClaim):
     """A group claim whose rule notes the simulation count it was judged with, and that of the shared
     instance at that moment."""
@@ -56,11 +64,11 @@ class _Simulated(GroupClaim):
         self.seen = []
 
     def evidence(self, groups, label=""):
-        return Evidence("seeds", {"n": sum(len(g.runs) for g in groups)}, label)
+        return Evidence("seeds", _Seeds(sum(len(g.runs) for g in groups)), label)
 
     def judge(self, evidence):
         self.seen.append((self.oc_sims, CLAIM.oc_sims))
-        return Verdict("agrees", "synthetic", str(evidence.data["n"]))
+        return Verdict("agrees", "synthetic", str(evidence.data.n))
 
 
 CLAIM = _Simulated()
@@ -73,8 +81,8 @@ def test_judging_the_seed_halves_leaves_the_claim_as_it_was():
     runs = [({"sigma_w": s, "seed": seed}, {}) for s in (0.5, 2.0) for seed in range(6)]
     before = dict(vars(CLAIM))
     (evidence,) = CLAIM.stable_evidences([Group({"optimizer": "sgd"}, runs)])
-    assert [seeds for seeds, _ in evidence.data["halves"]] == [[0, 1, 2], [3, 4, 5]]
-    assert [verdict for _, verdict in evidence.data["halves"]] == ["agrees", "agrees"]
+    assert [seeds for seeds, _ in evidence.data.halves] == [[0, 1, 2], [3, 4, 5]]
+    assert [verdict for _, verdict in evidence.data.halves] == ["agrees", "agrees"]
     assert CLAIM.oc_sims == 400 and vars(CLAIM).keys() == before.keys()
     CLAIM.judge(evidence)
     assert CLAIM.seen == [(0, 400), (0, 400), (400, 400)]

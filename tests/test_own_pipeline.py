@@ -50,8 +50,8 @@ def test_sweep_of_own_model_and_loader_runs_and_is_analysed(tmp_path):
     analysis = ib.analyse(spec(), store=path, out=tmp_path / "analysis")  # read back from the store
     (group,) = analysis.groups
     assert group.sigma_w == SIGMAS and group.seeds == [0, 1]
-    spread = summarise(group)["spread_selected"]
-    assert math.isfinite(spread["estimate"]) and spread["estimate"] >= 0
+    spread = summarise(group).spread_selected
+    assert math.isfinite(spread.estimate) and spread.estimate >= 0
     assert (group.setting["arch"], group.setting["dataset"]) == ("own_pipeline:tiny_net", "own_pipeline:blobs")
     assert "sgd lr 0.05, b 27, 3 ep" in analysis.markdown
     assert set(analysis.verdicts()) >= {"c1", "c7"}

@@ -45,7 +45,7 @@ def test_mini_experiment_runs_the_claims_through_the_store(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = C1.evidence(measure_groups(ctx, MINI, ("sgd_low",)), MINI.name)
     v = C1.judge(ev)
-    assert ev.label == "toy-mini" and ev.data["baseline"]["n_runs"] == 6
+    assert ev.label == "toy-mini" and ev.data.baseline.n_runs == 6
     assert v.verdict == "inconclusive" and "0/6 interpolate" in v.measured  # 4 epochs: C1 cannot judge
     assert "c1_toy-mini.png" in C1.render(ctx, ev, v)
     assert (tmp_path / "figures" / "c1_toy-mini.csv").exists()
@@ -53,8 +53,8 @@ def test_mini_experiment_runs_the_claims_through_the_store(store, tmp_path):
     assert C3.judge(ev3).verdict == "inconclusive"  # the baseline does not interpolate
     assert store.counts("validation.ensemble") == {"done": 2}  # sgd_low trained once, shared
     again = C1.evidence(measure_groups(ctx, MINI, ("sgd_low",))).data  # served from the store: nothing trained
-    assert store.counts("validation.ensemble") == {"done": 2} and again["baseline"] == ev.data["baseline"]
-    assert again["slopes"].values == ev.data["slopes"].values
+    assert store.counts("validation.ensemble") == {"done": 2} and again.baseline is ev.data.baseline  # one group in ctx
+    assert again.slopes.values == ev.data.slopes.values
 
 
 
@@ -79,8 +79,8 @@ def test_every_low_lr_sgd_run_of_the_toy_experiment_interpolates(store, tmp_path
     toy = experiment(TOY)
     (base,) = measure_groups(ctx, toy, ("sgd_low",))
     s = summarise(base)
-    assert len(s["seeds"]) >= 3 and s["n_runs"] == len(toy.sigma_w) * len(toy.seeds)
-    assert s["all_interpolate"], [(r["sigma_w"], r["seed"], r["final_train_acc"]) for r in s["runs"]]
+    assert len(s.seeds) >= 3 and s.n_runs == len(toy.sigma_w) * len(toy.seeds)
+    assert s.all_interpolate, [(r.sigma_w, r.seed, r.final_train_acc) for r in s.runs]
 
 
 def test_scale_init_scales_kernels_and_resets_norm_layers():

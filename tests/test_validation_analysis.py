@@ -24,14 +24,14 @@ def test_spreads_per_seed_and_of_seed_means(accs):
     sigmas = (0.25, 1.0, 2.5)
     (g,) = group_runs(group(accuracy=lambda s, k: accs[k][sigmas.index(s)], sigmas=sigmas, seeds=range(len(accs))))
     s = summarise(g)
-    for row in s["per_seed"]:
-        a = accs[row["seed"]]
-        assert row["spread_selected"] == pytest.approx(100 * (max(a) - min(a)))
+    for row in s.per_seed:
+        a = accs[row.seed]
+        assert row.spread_selected == pytest.approx(100 * (max(a) - min(a)))
     means = [sum(a[i] for a in accs) / len(accs) for i in range(3)]
-    ci = s["spread_selected"]
-    assert ci["estimate"] == pytest.approx(100 * (max(means) - min(means)))
-    assert ci["lo"] <= ci["estimate"] <= ci["hi"] and ci["n"] == len(accs)
-    assert s["norm_slope"]["estimate"] == pytest.approx(1.0)
+    ci = s.spread_selected
+    assert ci.estimate == pytest.approx(100 * (max(means) - min(means)))
+    assert ci.lo <= ci.estimate <= ci.hi and ci.n == len(accs)
+    assert s.norm_slope.estimate == pytest.approx(1.0)
 
 
 def test_seed_mean_spread_is_below_the_per_seed_noise_floor():
@@ -39,19 +39,19 @@ def test_seed_mean_spread_is_below_the_per_seed_noise_floor():
     noise = {(s, k): 0.02 * (((7 * k + 3 * i) % 5) - 2) for i, s in enumerate((0.25, 0.5, 1.0, 2.5)) for k in range(4)}
     (g,) = group_runs(group(accuracy=lambda s, k: 0.5 + noise[(s, k)]))
     s = summarise(g)
-    assert min(r["spread_selected"] for r in s["per_seed"]) >= 6
-    assert s["spread_selected"]["estimate"] < 3
+    assert min(r.spread_selected for r in s.per_seed) >= 6
+    assert s.spread_selected.estimate < 3
 
 
 def test_horizon_truncates_every_history():
     runs = group({"epochs": 6}, accuracy=lambda s, k: (0.7 - 0.1 * s, 0.5), selected_epoch=3)
     (g,) = group_runs(runs)
     early, full = summarise(g, horizon=2), summarise(g)
-    assert early["horizon"] == 2 and full["horizon"] == 6
-    assert early["spread_selected"]["estimate"] == pytest.approx(0.0)  # test acc 0.3 everywhere before epoch 3
-    assert full["spread_final"]["estimate"] == pytest.approx(0.0)
-    assert full["spread_selected"]["estimate"] == pytest.approx(100 * 0.1 * 2.25)
-    assert early["clocks"]["T_SGD"] < full["clocks"]["T_SGD"]
+    assert early.horizon == 2 and full.horizon == 6
+    assert early.spread_selected.estimate == pytest.approx(0.0)  # test acc 0.3 everywhere before epoch 3
+    assert full.spread_final.estimate == pytest.approx(0.0)
+    assert full.spread_selected.estimate == pytest.approx(100 * 0.1 * 2.25)
+    assert early.clocks["T_SGD"] < full.clocks["T_SGD"]
 
 
 def test_interpolating_only_leaves_out_runs_below_99_5_percent():
@@ -59,9 +59,21 @@ def test_interpolating_only_leaves_out_runs_below_99_5_percent():
                  train_acc=lambda s, k: 0.9 if s == 2.5 else 1.0)
     (g,) = group_runs(runs)
     all_runs, interp = summarise(g), summarise(g, interpolating_only=True)
-    assert all_runs["n_interpolated"] == interp["n_interpolated"] == 12 and not interp["all_interpolate"]
-    assert interp["spread_selected"]["estimate"] < all_runs["spread_selected"]["estimate"]
+    assert all_runs.n_interpolated == interp.n_interpolated == 12 and not interp.all_interpolate
+    assert interp.spread_selected.estimate < all_runs.spread_selected.estimate
     assert all(2.5 not in t for t in seed_tables(interp).values())
+
+
+def test_a_summary_is_computed_once_per_group_and_horizon_and_so_are_the_seed_halves():
+    """Every caller shares one frozen summary per (horizon, interpolating_only); the seed halves are the
+    first len // 2 sorted seeds and the rest, built once, each summarised from its own runs only."""
+    (g,) = group_runs(group(accuracy=remembering, seeds=(3, 1, 4, 0, 2)))
+    s = summarise(g)
+    assert summarise(g) is s and summarise(g, horizon=s.horizon) is s and summarise(g, horizon=2) is not s
+    first, second = g.seed_halves
+    assert g.seed_halves[0] is first and (first.seeds, second.seeds) == ([0, 1], [2, 3, 4])
+    assert summarise(first).seeds == (0, 1) and summarise(second).n_runs == 3 * len(g.sigma_w)
+    assert summarise(first).spread_selected.n == 2 and summarise(first) is summarise(first)
 
 
 def test_spread_of_means_handles_missing_sigma_and_batches():

@@ -34,7 +34,6 @@ the checkpoint (its ``kernel_norm``, ``kernel_norms`` and cumulative ``clocks``)
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import math
@@ -54,7 +53,7 @@ from implicitbias.theory.radial import derive
 from implicitbias.validation.groups import group_by_setting, setting
 from implicitbias.validation.records import EpochLog, RunRecord
 
-__all__ = ["Run", "Group", "group_runs", "summarise", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
+__all__ = ["Run", "Group", "group_runs", "summarise", "GroupSummary", "RunRow", "SeedSpreads", "CI", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
            "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of",
            "invariant_slopes"]
 
@@ -90,7 +89,7 @@ class Group:
 
     setting: dict
     runs: list[Run]
-    summaries: dict[tuple[int, bool], dict] = field(default_factory=dict, init=False, repr=False, compare=False)
+    summaries: dict[tuple[int, bool], GroupSummary] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def sigma_w(self) -> list[float]:
@@ -112,6 +111,14 @@ class Group:
     def typed_runs(self) -> list[tuple[dict, RunRecord]]:
         """``(config, record)`` of each run, the record typed."""
         return [(config, record) for (config, _), record in zip(self.runs, self.records)]
+
+    @functools.cached_property
+    def seed_halves(self) -> tuple[Group, Group]:
+        """The runs of the first half of the group's sorted seeds (``len // 2`` of them) and of the
+        rest, each a group of the same setting; built once, so each half's summaries are too."""
+        first = set(self.seeds[: len(self.seeds) // 2])
+        return (Group(self.setting, [(c, r) for c, r in self.runs if c["seed"] in first]),
+                Group(self.setting, [(c, r) for c, r in self.runs if c["seed"] not in first]))
 
 
 def group_runs(runs: Sequence[Run]) -> list[Group]:
@@ -145,56 +152,143 @@ def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict
     return out
 
 
-def _run_row(config: Mapping, record: RunRecord, horizon: int, interpolating_only: bool) -> tuple[list[EpochLog], dict]:
-    """A run's valid rows up to ``horizon`` and its entry in ``summarise``'s ``runs``."""
+@dataclass(frozen=True)
+class CI:
+    """An estimate over seeds with its interval at ``level`` and n seeds: ``numerics.metrics.resampling``'s
+    ``bootstrap`` and ``mean_ci`` read by attribute (``memory_stats.Interval`` has no n)."""
+
+    estimate: float
+    lo: float
+    hi: float
+    n: int
+    level: float
+
+    @classmethod
+    def of(cls, interval: Mapping) -> CI:
+        """From ``resampling``'s interval dict (its keys are this class's fields)."""
+        return cls(**interval)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run of a group summary, up to the horizon: accuracies in points, norms, the interpolation
+    epoch ``tau_interp`` (None: never reached 99.5% training accuracy), the selected epochs (minimum
+    validation loss over every checkpoint, and among the interpolating ones), divergence, whether
+    the run is ``kept`` in spreads and slopes, and ``curve`` = (epoch, train acc, test acc) per row."""
+
+    sigma_w: float
+    seed: int
+    diverged_epoch: int | None
+    diverged_reason: str | None
+    tau_interp: int | None = None
+    selected_test_acc: float | None = None
+    selected_epoch: int | None = None
+    interp_selected_epoch: int | None = None
+    interp_selected_test_acc: float | None = None
+    final_test_acc: float | None = None
+    final_train_acc: float | None = None
+    initial_norm: float | None = None
+    final_norm: float | None = None
+    kept: bool = False
+    curve: tuple[tuple[int, float, float], ...] = ()
+
+    @property
+    def interpolates(self) -> bool:
+        """Reached 99.5% training accuracy and did not diverge."""
+        return self.tau_interp is not None and self.diverged_epoch is None
+
+
+@dataclass(frozen=True)
+class SeedSpreads:
+    """One seed's spreads (selected, final; points) and norm slope; None where fewer than two sigma_w remain."""
+
+    seed: int
+    spread_selected: float | None
+    spread_final: float | None
+    norm_slope: float | None
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """The numbers of one group at one horizon (module docstring; accuracies and spreads in points):
+    its runs (``RunRow``, by seed then sigma_w), the counts of runs, diverged and interpolating runs,
+    the per-seed spreads and slope, the spreads of seed means and the mean norm slope with their CIs,
+    the cumulative clocks at the horizon and the governing clock's name.  ``setting`` is the group's
+    store config (``validation.groups.setting``)."""
+
+    label: str
+    setting: dict
+    family: str
+    horizon: int
+    sigma_w: tuple[float, ...]
+    seeds: tuple[int, ...]
+    runs: tuple[RunRow, ...]
+    interpolating_only: bool
+    per_seed: tuple[SeedSpreads, ...]
+    spread_selected: CI
+    spread_final: CI
+    norm_slope: CI
+    clocks: dict[str, float]
+    governing: str | None
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.runs)
+
+    @property
+    def n_diverged(self) -> int:
+        return sum(r.diverged_epoch is not None for r in self.runs)
+
+    @property
+    def n_interpolated(self) -> int:
+        return sum(r.interpolates for r in self.runs)
+
+    @property
+    def all_interpolate(self) -> bool:
+        return all(r.interpolates for r in self.runs)
+
+
+def _run_row(config: Mapping, record: RunRecord, horizon: int, interpolating_only: bool) -> tuple[list[EpochLog], RunRow]:
+    """A run's valid rows up to ``horizon`` and its ``RunRow``."""
     rows, div_epoch, reason = _truncate(record, horizon)
-    row = {"sigma_w": config["sigma_w"], "seed": config["seed"], "diverged_epoch": div_epoch, "diverged_reason": reason}
+    measured = {}
     if rows:
         s = run_summary([r.row() for r in rows])
         interp = _interpolating_selected(rows)
-        row.update(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
-                   selected_epoch=s["selected_epoch"], interp_selected_epoch=interp and interp.epoch,
-                   interp_selected_test_acc=interp and 100 * interp.test_acc,
-                   final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
-                   initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
-    else:
-        row.update(tau_interp=None, selected_test_acc=None, final_test_acc=None, final_train_acc=None,
-                   initial_norm=None, final_norm=None, selected_epoch=None, interp_selected_epoch=None,
-                   interp_selected_test_acc=None)
-    row["kept"] = div_epoch is None and bool(rows) and (not interpolating_only or row["tau_interp"] is not None)
-    row["curve"] = [[r.epoch, r.train_acc, r.test_acc] for r in rows]
-    return rows, row
+        measured = dict(tau_interp=s["tau_interp"], selected_test_acc=100 * s["selected_test_acc"],
+                        selected_epoch=s["selected_epoch"], interp_selected_epoch=interp and interp.epoch,
+                        interp_selected_test_acc=interp and 100 * interp.test_acc,
+                        final_test_acc=100 * s["final_test_acc"], final_train_acc=100 * s["final_train_acc"],
+                        initial_norm=s["initial_kernel_norm"], final_norm=s["final_kernel_norm"])
+    kept = div_epoch is None and bool(rows) and (not interpolating_only or measured["tau_interp"] is not None)
+    return rows, RunRow(config["sigma_w"], config["seed"], div_epoch, reason, **measured, kept=kept,
+                        curve=tuple((r.epoch, r.train_acc, r.test_acc) for r in rows))
 
 
-def summarise(group: Group, *, horizon: int | None = None, interpolating_only: bool = False) -> dict:
-    """The numbers of one group (JSON-able; accuracies and spreads in points), see the module docstring.
+def summarise(group: Group, *, horizon: int | None = None, interpolating_only: bool = False) -> GroupSummary:
+    """The ``GroupSummary`` of one group (module docstring) up to ``horizon`` (default and at most
+    the group's epochs), of every run or (``interpolating_only``) of the runs that interpolate.
 
-    Keys: ``label``, ``setting``, ``family``, ``horizon``, ``sigma_w``, ``seeds``, ``runs`` (per run:
-    sigma_w, seed, tau_interp, selected and final test accuracy, final train accuracy, initial and
-    final norm, diverged epoch and reason, kept, curve = [epoch, train acc, test acc] per row), ``n_runs``, ``n_diverged``, ``n_interpolated``,
-    ``all_interpolate``, ``per_seed`` (spreads and slope per seed), ``spread_selected``,
-    ``spread_final``, ``norm_slope`` (each ``mean_ci``), ``clocks``, ``governing``.
-
-    Computed once per group, horizon and ``interpolating_only`` (``Group.summaries``: the claims
-    judge the same groups); each call returns its own copy, which the caller may extend.
+    Computed once per group, horizon and ``interpolating_only`` and kept in ``Group.summaries``
+    (the claims judge the same groups); the summary is frozen, so every caller shares it.
     """
     horizon = group.setting["epochs"] if horizon is None else min(int(horizon), group.setting["epochs"])
     key = (horizon, bool(interpolating_only))
     if key not in group.summaries:
         group.summaries[key] = _summary(group, horizon, interpolating_only)
-    return copy.deepcopy(group.summaries[key])
+    return group.summaries[key]
 
 
-def _summary(group: Group, horizon: int, interpolating_only: bool) -> dict:
+def _summary(group: Group, horizon: int, interpolating_only: bool) -> GroupSummary:
     runs, selected, final, norms = [], {}, {}, {}
     clocks, governing = {c: math.nan for c in CLOCKS}, None
     for config, record in sorted(group.typed_runs(), key=lambda run: (run[0]["seed"], run[0]["sigma_w"])):
         rows, row = _run_row(config, record, horizon, interpolating_only)
         runs.append(row)
-        if row["kept"]:
-            selected.setdefault(config["seed"], {})[config["sigma_w"]] = row["selected_test_acc"]
-            final.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_test_acc"]
-            norms.setdefault(config["seed"], {})[config["sigma_w"]] = row["final_norm"]
+        if row.kept:
+            selected.setdefault(row.seed, {})[row.sigma_w] = row.selected_test_acc
+            final.setdefault(row.seed, {})[row.sigma_w] = row.final_test_acc
+            norms.setdefault(row.seed, {})[row.sigma_w] = row.final_norm
         if rows and rows[-1].clocks is not None and rows[-1].epoch == horizon:
             clocks = dict(rows[-1].clocks)
         governing = record.summary.governing_clock or governing
@@ -203,28 +297,14 @@ def _summary(group: Group, horizon: int, interpolating_only: bool) -> dict:
     slope = _per_seed(norms, norm_slope)
     with_spread = [k for k in sorted(selected) if len(selected[k]) >= 2]
     sigmas = group.sigma_w
-    seeds = sorted({r["seed"] for r in runs})
-    return {
-        "label": group.label,
-        "setting": group.setting,
-        "family": family(group.setting),
-        "horizon": horizon,
-        "sigma_w": group.sigma_w,
-        "seeds": seeds,
-        "runs": runs,
-        "n_runs": len(runs),
-        "n_diverged": sum(r["diverged_epoch"] is not None for r in runs),
-        "n_interpolated": sum(r["tau_interp"] is not None and r["diverged_epoch"] is None for r in runs),
-        "all_interpolate": all(r["tau_interp"] is not None and r["diverged_epoch"] is None for r in runs),
-        "interpolating_only": interpolating_only,
-        "per_seed": [{"seed": k, "spread_selected": sel.get(k), "spread_final": fin.get(k), "norm_slope": slope.get(k)}
-                     for k in seeds],
-        "spread_selected": bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means),
-        "spread_final": bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means),
-        "norm_slope": mean_ci(list(slope.values())),
-        "clocks": clocks,
-        "governing": governing,
-    }
+    seeds = tuple(sorted({r.seed for r in runs}))
+    return GroupSummary(
+        label=group.label, setting=group.setting, family=family(group.setting), horizon=horizon,
+        sigma_w=tuple(sigmas), seeds=seeds, runs=tuple(runs), interpolating_only=interpolating_only,
+        per_seed=tuple(SeedSpreads(k, sel.get(k), fin.get(k), slope.get(k)) for k in seeds),
+        spread_selected=CI.of(bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means)),
+        spread_final=CI.of(bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means)),
+        norm_slope=CI.of(mean_ci(list(slope.values()))), clocks=clocks, governing=governing)
 
 
 def _matrix(tables: Sequence[Mapping[float, float]], sigmas: Sequence[float]) -> np.ndarray:
@@ -245,73 +325,76 @@ def spread_of_means(rows: np.ndarray) -> np.ndarray:
     return np.where((~np.isnan(means)).sum(-1) >= 2, spread_, np.nan)
 
 
-def seed_matrix(summary: Mapping, key: str = "selected_test_acc", seeds: Sequence[int] | None = None) -> np.ndarray:
-    """(seeds, sigma_w) matrix of a per-run quantity of the kept runs of a group summary (NaN: missing)."""
+def seed_matrix(summary: GroupSummary, key: str = "selected_test_acc", seeds: Sequence[int] | None = None) -> np.ndarray:
+    """(seeds, sigma_w) matrix of a per-run quantity (a ``RunRow`` field) of the kept runs of a group
+    summary (NaN: missing)."""
     tables = seed_tables(summary, key)
-    return _matrix([tables.get(k, {}) for k in (sorted(tables) if seeds is None else seeds)], summary["sigma_w"])
+    return _matrix([tables.get(k, {}) for k in (sorted(tables) if seeds is None else seeds)], summary.sigma_w)
 
 
-def seed_tables(summary: Mapping, key: str = "selected_test_acc") -> dict[int, dict[float, float]]:
-    """{seed: {sigma_w: value}} of the kept runs of a group summary."""
+def seed_tables(summary: GroupSummary, key: str = "selected_test_acc") -> dict[int, dict[float, float]]:
+    """{seed: {sigma_w: value}} of a per-run quantity (a ``RunRow`` field) of the kept runs of a group summary."""
     out: dict[int, dict[float, float]] = {}
-    for r in summary["runs"]:
-        if r["kept"] and r[key] is not None:
-            out.setdefault(r["seed"], {})[r["sigma_w"]] = r[key]
+    for r in summary.runs:
+        value = getattr(r, key)
+        if r.kept and value is not None:
+            out.setdefault(r.seed, {})[r.sigma_w] = value
     return out
 
 
-CHECKPOINTS = {  # the checkpoint a claim judges -> the per-run test accuracy it reads
+CHECKPOINTS = {  # the checkpoint a claim judges -> the per-run test accuracy it reads (a RunRow field)
     "interpolating": "interp_selected_test_acc",  # min validation loss among checkpoints with >= 99.5% train acc
     "all": "selected_test_acc",  # min validation loss over every checkpoint
     "end": "final_test_acc",  # the last epoch
 }
 
 
-def memory_of(summary: Mapping, checkpoint: str = "interpolating", seed: int = 0):
+def memory_of(summary: GroupSummary, checkpoint: str = "interpolating", seed: int = 0):
     """``numerics.metrics.memory_stats.memory`` of a group summary's seed x sigma_w table of test
     accuracy (points) at ``checkpoint`` (a key of ``CHECKPOINTS``; runs without it are missing)."""
     from implicitbias.numerics.metrics.memory_stats import memory
 
-    return memory(seed_matrix(summary, CHECKPOINTS[checkpoint], summary["seeds"]), seed=seed)
+    return memory(seed_matrix(summary, CHECKPOINTS[checkpoint], summary.seeds), seed=seed)
 
 
 _CHECKPOINT_EPOCHS = {"interpolating": "interp_selected_epoch", "all": "selected_epoch"}  # "end": the horizon
 
 
-def clock_at(group: Group, summary: Mapping, checkpoint: str = "interpolating", clock: str | None = None) -> float:
+def clock_at(group: Group, summary: GroupSummary, checkpoint: str = "interpolating", clock: str | None = None) -> float:
     """The cumulative ``clock`` (default: the group's governing one, ``theory.clocks``) at
     ``checkpoint`` (a key of ``CHECKPOINTS``): the median over the group's kept runs of its value at
     the epoch each run's checkpoint selects (``end``: the horizon), read from the runs' history
     rows (the runs of a setting share a schedule, so an epoch has one clock); NaN when no kept run
     has that checkpoint.  ``summary`` is ``summarise(group)`` (or with its ``horizon``)."""
-    name = clock or summary["governing"]
+    name = clock or summary.governing
     by_epoch: dict[int, float] = {}
     for record in group.records:
         for row in record.history:
             if name in (row.clocks or {}):
                 by_epoch.setdefault(row.epoch, row.clocks[name])
-    epochs = [summary["horizon"] if checkpoint == "end" else r[_CHECKPOINT_EPOCHS[checkpoint]]
-              for r in summary["runs"] if r["kept"]]
+    epochs = [summary.horizon if checkpoint == "end" else getattr(r, _CHECKPOINT_EPOCHS[checkpoint])
+              for r in summary.runs if r.kept]
     values = [by_epoch[e] for e in epochs if e in by_epoch]
     return float(np.median(values)) if values else math.nan
 
 
-def slopes_of(summary: Mapping):
+def slopes_of(summary: GroupSummary):
     """The seed x sigma_w table of log final norms of a group summary against log sigma_w
     (``numerics.metrics.memory_stats.SlopeTable``; its ``values`` are the per-seed log-norm slopes of
     the seeds with two or more kept sigma_w, ``per_seed``'s ``norm_slope``)."""
     from implicitbias.numerics.metrics.memory_stats import SlopeTable
 
-    logs = np.log(seed_matrix(summary, "final_norm", summary["seeds"]))
-    return SlopeTable(tuple(math.log(s) for s in summary["sigma_w"]), tuple(tuple(map(float, row)) for row in logs))
+    logs = np.log(seed_matrix(summary, "final_norm", summary.seeds))
+    return SlopeTable(tuple(math.log(s) for s in summary.sigma_w), tuple(tuple(map(float, row)) for row in logs))
 
 
-def mean_by_sigma(summary: Mapping, key: str) -> dict[float, float]:
-    """Mean over seeds of a per-run quantity (kept runs) for each sigma_w."""
+def mean_by_sigma(summary: GroupSummary, key: str) -> dict[float, float]:
+    """Mean over seeds of a per-run quantity (a ``RunRow`` field; kept runs) for each sigma_w."""
     out: dict[float, list] = {}
-    for r in summary["runs"]:
-        if r["kept"] and r[key] is not None:
-            out.setdefault(r["sigma_w"], []).append(r[key])
+    for r in summary.runs:
+        value = getattr(r, key)
+        if r.kept and value is not None:
+            out.setdefault(r.sigma_w, []).append(value)
     return {s: float(np.mean(v)) for s, v in sorted(out.items())}
 
 

@@ -109,8 +109,8 @@ for group in analysis.groups:
     sigmas = [config["sigma_w"] for config, _ in group.runs]
     norms = [record["history"][-1]["kernel_norm"] for _, record in group.runs]
     summary = summarise(group)
-    clock = summary["governing"]
-    ax.scatter(sigmas, norms, label=f"{group.label}: {clock} = {summary['clocks'][clock]:.3g}")
+    clock = summary.governing
+    ax.scatter(sigmas, norms, label=f"{group.label}: {clock} = {summary.clocks[clock]:.3g}")
 ax.set_xscale("log")
 ax.set_yscale("log")
 ax.set_xlabel("sigma_w (initial weight scale)")

@@ -155,6 +155,9 @@ class Context:
     tier: str = "default"
     executor: Executor | None = None
     progress: bool = True
+    # Spec B's groups of runs built in this context, by their runs' configs (canonical JSON): one Group
+    # per set of runs, whichever claim measures it (``forgetting.training.measure_groups``)
+    groups: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         params.choice("tier", self.tier, TIERS)

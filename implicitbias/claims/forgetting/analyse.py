@@ -27,12 +27,12 @@ def overview(ctx, groups: Sequence[Group], name: str) -> str:
     rows = []
     for g in groups:
         s = summarise(g)
-        taus = [r["tau_interp"] for r in s["runs"] if r["tau_interp"] is not None]
-        rows.append([s["label"], f"{s['n_runs']} ({s['n_diverged']} diverged)", f"{s['n_interpolated']}/{s['n_runs']}",
-                     f"{min(taus)}-{max(taus)}" if taus else "-", fmt_ci(s["spread_selected"], seeds=False),
-                     fmt_ci(s["spread_final"], seeds=False), fmt_ci(s["norm_slope"], seeds=False),
-                     *(f"{s['clocks'][c]:.3g}" for c in CLOCKS), s["governing"]])
-    points = [p for p in clock_points(groups) if p["clock"] > 0]
+        taus = [r.tau_interp for r in s.runs if r.tau_interp is not None]
+        rows.append([s.label, f"{s.n_runs} ({s.n_diverged} diverged)", f"{s.n_interpolated}/{s.n_runs}",
+                     f"{min(taus)}-{max(taus)}" if taus else "-", fmt_ci(s.spread_selected, seeds=False),
+                     fmt_ci(s.spread_final, seeds=False), fmt_ci(s.norm_slope, seeds=False),
+                     *(f"{s.clocks[c]:.3g}" for c in CLOCKS), s.governing])
+    points = [p for p in clock_points(groups) if p.clock > 0]
     figure = f"![spread vs clock]({ctx.link(clock_figure(ctx, points, name))})" if points else ""
     return "\n".join([
         "Spread = best minus worst seed-mean test accuracy across sigma_w (points), at the checkpoint of minimum "

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import sympy as sp
 import torch
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
 from implicitbias.figures import markdown_table
 from implicitbias.theory.implicit_regularisers import adam_one_norm_coefficient
 from implicitbias.theory.updates import beta1, beta2
@@ -56,6 +56,29 @@ class Config:
     # where the sign rule is read off the derived coefficient: both orders, near and far from the diagonal
     sign_grid: tuple[tuple[str, str], ...] = (("9/10", "999/1000"), ("1/2", "3/5"), ("3/5", "1/2"), ("0", "4/5"),
                                               ("7/10", "3/10"), ("19/20", "9/10"), ("0", "0"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """c measured on torch.optim.Adam at (``beta1``, ``beta2``): one step at ``h`` and at h / 2 after
+    ``burn_in`` (twice as many at h / 2) steps, and their Richardson extrapolation ``c`` = 2 c(h/2) - c(h)."""
+
+    beta1: float
+    beta2: float
+    h: float
+    burn_in: int
+    c: float
+    c_h: float
+    c_half: float
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The engine's c(beta_1, beta_2) (sympy text), torch's steps, and the exact grid of the sign rule."""
+
+    derived: str
+    measured: tuple[Step, ...]
+    sign_grid: tuple[tuple[str, str], ...]
 
 
 def derived_cell(config: dict) -> dict:
@@ -121,35 +144,35 @@ class BEAAdam(Claim):
         check = (f"engine, eps -> 0, vs one Adam step of torch.optim.Adam (eps = 0, float64, Richardson in h = "
                  f"{config.h:g}) at (beta_1, beta_2) in {list(config.betas)}; sign rule on "
                  f"{len(config.sign_grid)} exact (beta_1, beta_2)")
-        return Evidence(check, {"derived": derived["c"], "measured": [{**c, **r} for c, r in zip(cfgs, measured)],
-                                "sign_grid": [list(b) for b in config.sign_grid]})
+        return Evidence(check, Measured(derived["c"], typed(Step, ({**c, **r} for c, r in zip(cfgs, measured))),
+                                        config.sign_grid))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        derived, measured = evidence.data["derived"], evidence.data["measured"]
+        derived, measured = evidence.data.derived, evidence.data.measured
         tol = self.threshold("routes_agree")
-        gaps = [abs(r["c"] - float(_value(derived, r["beta1"], r["beta2"]))) / max(1.0, abs(r["c"])) for r in measured]
+        gaps = [abs(r.c - float(_value(derived, r.beta1, r.beta2))) / max(1.0, abs(r.c)) for r in measured]
         at_defaults = float(_value(derived, *DEFAULT_BETAS))
         text = (f"derived c = {derived} = {at_defaults:.1f} at (0.9, 0.999); "
-                + "; ".join(f"measured {r['c']:.4f} vs derived {float(_value(derived, r['beta1'], r['beta2'])):.4f} "
-                            f"at ({r['beta1']:g}, {r['beta2']:g})" for r in measured))
+                + "; ".join(f"measured {r.c:.4f} vs derived {float(_value(derived, r.beta1, r.beta2)):.4f} "
+                            f"at ({r.beta1:g}, {r.beta2:g})" for r in measured))
         numbers = {"derived": derived, "c_default": at_defaults, "route_gap": max(gaps)}
         if max(gaps) > tol:
             return inconclusive(f"torch's Adam steps differ from the derived flow by {max(gaps):.1e} > {tol:g}",
                                 text, **numbers)
-        wrong = [(b1, b2) for b1, b2 in evidence.data["sign_grid"]
+        wrong = [(b1, b2) for b1, b2 in evidence.data.sign_grid
                  if sp.sign(_value(derived, b1, b2)) != sp.sign(sp.nsimplify(b1) - sp.nsimplify(b2))]
         numbers["sign_rule_fails_at"] = [list(map(str, b)) for b in wrong]
         if not wrong:
-            return agrees(f"c < 0 exactly where beta_2 > beta_1 on all {len(evidence.data['sign_grid'])} grid points "
+            return agrees(f"c < 0 exactly where beta_2 > beta_1 on all {len(evidence.data.sign_grid)} grid points "
                           "(anti-penalised at the defaults); torch's steps confirm c", text, **numbers)
         return disagrees("the sign of the derived c does not follow beta_1 - beta_2 at "
                          + ", ".join(f"({b1}, {b2})" for b1, b2 in wrong), text, **numbers)
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        derived = evidence.data["derived"]
-        rows = [[r["beta1"], r["beta2"], f"{r['c_h']:.5f}", f"{r['c_half']:.5f}", f"{r['c']:.5f}",
-                 f"{float(_value(derived, r['beta1'], r['beta2'])):.5f}", f"{float(_value(QUOTED, r['beta1'], r['beta2'])):.5f}"]
-                for r in evidence.data["measured"]]
+        derived = evidence.data.derived
+        rows = [[r.beta1, r.beta2, f"{r.c_h:.5f}", f"{r.c_half:.5f}", f"{r.c:.5f}",
+                 f"{float(_value(derived, r.beta1, r.beta2)):.5f}", f"{float(_value(QUOTED, r.beta1, r.beta2)):.5f}"]
+                for r in evidence.data.measured]
         return "\n".join([
             f"Derived first-order term for eps -> 0 and g > 0: f_1 = -(1/|g|) d/dtheta (c |g|), c = {derived}. "
             "With eps > 0 the engine's f_1 = -(|g|'/|g|) [eps/(2(g^2 + eps)) + c g^2/(g^2 + eps)]: a 1/2 appears "

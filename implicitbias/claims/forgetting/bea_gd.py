@@ -29,6 +29,13 @@ class Config:
     pass
 
 
+@dataclass(frozen=True)
+class Measured:
+    """The derived coefficient of h |grad L|^2 (sympy text)."""
+
+    c: str
+
+
 def coefficient_cell(config: dict) -> dict:
     """Cell {} -> {"c"}: the derived coefficient of h |grad L|^2, as sympy text."""
     return {"c": str(gd_coefficient())}
@@ -44,10 +51,10 @@ class BEAGD(Claim):
 
     def measure(self, ctx, config: Config) -> Evidence:
         (record,) = ctx.map(KIND, coefficient_cell, [{}], desc="BEA GD")
-        return Evidence("engine (Taylor matching), generic loss, exact fit of f_1", {"c": record["c"]})
+        return Evidence("engine (Taylor matching), generic loss, exact fit of f_1", Measured(record["c"]))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        c = evidence.data["c"]
+        c = evidence.data.c
         return decide(same_expression(c, PUBLISHED), f"c = {c}", why_agrees="the derived coefficient is the published 1/4",
                       why_disagrees=f"the derived coefficient {c} is not the published 1/4", c=c)
 

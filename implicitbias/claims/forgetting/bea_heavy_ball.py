@@ -12,8 +12,7 @@ published 1/(1 - beta) and (1 + beta)/(1 - beta) in exact arithmetic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dataclasses import asdict, dataclass
 
 from implicitbias.claims import Claim, Evidence, Verdict, decide
 from implicitbias.claims.rules import same_expression
@@ -28,6 +27,16 @@ PUBLISHED_RATIO = (1 + beta) / (1 - beta)
 @dataclass(frozen=True)
 class Config:
     pass
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The derived effective step ``a``, regulariser coefficient ``c`` and its ratio to GD's at that
+    step (sympy text in beta)."""
+
+    a: str
+    c: str
+    ratio: str
 
 
 def terms_cell(config: dict) -> dict:
@@ -46,16 +55,16 @@ class BEAHeavyBall(Claim):
 
     def measure(self, ctx, config: Config) -> Evidence:
         (record,) = ctx.map(KIND, terms_cell, [{}], desc="BEA heavy ball")
-        return Evidence("engine, momentum on its slow manifold, generic loss", dict(record))
+        return Evidence("engine, momentum on its slow manifold, generic loss", Measured(**record))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        a, ratio = evidence.data["a"], evidence.data["ratio"]
+        a, ratio = evidence.data.a, evidence.data.ratio
         step_ok = same_expression(a, PUBLISHED_STEP, [beta])
         ratio_ok = same_expression(ratio, PUBLISHED_RATIO, [beta])
         failed = [name for name, ok in (("effective step", step_ok), ("regulariser ratio", ratio_ok)) if not ok]
         return decide(not failed, f"a = {a}, ratio = {ratio}",
                       why_agrees="both the effective step and the ratio are the published ones",
-                      why_disagrees="differs from the published " + " and ".join(failed), **evidence.data)
+                      why_disagrees="differs from the published " + " and ".join(failed), **asdict(evidence.data))
 
 
 CLAIM = BEAHeavyBall()

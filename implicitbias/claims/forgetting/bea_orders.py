@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive
+from implicitbias.claims import Claim, Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, typed
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.optim.order_of_accuracy import LOSSES, order_of_accuracy
+from implicitbias.numerics.optim.order_of_accuracy import LOSSES, OrderResult, order_of_accuracy
 
 KIND = "bea_orders.order"
 
@@ -32,6 +32,14 @@ class Config:
     judged: tuple[str, ...] = ("gd", "sgd_rr", "heavy_ball", "adam")
     shown: tuple[str, ...] = ("nesterov", "muon")
     losses: tuple[str, ...] = LOSSES
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The optimisers judged and every optimiser's order of accuracy on every loss (judged and shown)."""
+
+    judged: tuple[str, ...]
+    orders: tuple[OrderResult, ...]
 
 
 def order_cell(config: dict) -> dict:
@@ -59,21 +67,21 @@ class BEAOrders(Claim):
         records = ctx.map(KIND, order_cell, cfgs, desc="orders of accuracy")
         return Evidence(f"{', '.join(config.judged)} on {len(config.losses)} toy losses (judged); "
                         f"{', '.join(config.shown)} shown",
-                        {"judged": list(config.judged), "orders": records})
+                        Measured(config.judged, typed(OrderResult, records)))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        rows = [r for r in evidence.data["orders"] if r["optimizer"] in evidence.data["judged"]]
-        s1 = [r["slope_gradient_flow"] for r in rows]
-        s2 = [r["slope_modified_flow"] for r in rows]
+        rows = [r for r in evidence.data.orders if r.optimizer in evidence.data.judged]
+        s1 = [r.slope_gradient_flow for r in rows]
+        s2 = [r.slope_modified_flow for r in rows]
         tol = self.threshold("slope")
         measured = f"slopes {min(s1):.2f}-{max(s1):.2f} against f_0 and {min(s2):.2f}-{max(s2):.2f} against f_0 + h f_1"
         numbers = {"slopes_gradient_flow": s1, "slopes_modified_flow": s2}
-        floored = [f"{r['optimizer']}/{r['loss']}" for r in rows
-                   if min(r["error_modified_flow"]) < self.threshold("error_floor")]
+        floored = [f"{r.optimizer}/{r.loss}" for r in rows
+                   if min(r.error_modified_flow) < self.threshold("error_floor")]
         if floored:
             return inconclusive(f"errors at the integrator's floor for {floored}", measured, **numbers)
-        off = [f"{r['optimizer']}/{r['loss']}" for r in rows
-               if abs(r["slope_gradient_flow"] - 1) > tol or abs(r["slope_modified_flow"] - 2) > tol]
+        off = [f"{r.optimizer}/{r.loss}" for r in rows
+               if abs(r.slope_gradient_flow - 1) > tol or abs(r.slope_modified_flow - 2) > tol]
         if off:
             return disagrees(f"slopes not 1 and 2 (within {tol:g}) for {off}", measured, **numbers)
         return agrees(f"every judged slope is within {tol:g} of 1 and 2", measured, **numbers)
@@ -85,8 +93,8 @@ class BEAOrders(Claim):
             "",
             markdown_table(
                 ["optimizer", "loss", "slope vs f_0", "slope vs f_0 + h f_1", "errors vs modified flow"],
-                [[r["optimizer"], r["loss"], f"{r['slope_gradient_flow']:.3f}", f"{r['slope_modified_flow']:.3f}",
-                  ", ".join(f"{e:.1e}" for e in r["error_modified_flow"])] for r in evidence.data["orders"]],
+                [[r.optimizer, r.loss, f"{r.slope_gradient_flow:.3f}", f"{r.slope_modified_flow:.3f}",
+                  ", ".join(f"{e:.1e}" for e in r.error_modified_flow)] for r in evidence.data.orders],
             ),
         ])
 

@@ -14,11 +14,11 @@ exactly and compared with the published ones for several (N, b).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import sympy as sp
 
-from implicitbias.claims import Claim, Evidence, Verdict, decide
+from implicitbias.claims import Claim, Evidence, Verdict, decide, typed
 from implicitbias.claims.rules import same_expression
 from implicitbias.figures import markdown_table
 from implicitbias.theory.implicit_regularisers import sgd_minibatch_coefficients
@@ -29,6 +29,23 @@ KIND = "bea_sgd.coefficients"
 @dataclass(frozen=True)
 class Config:
     cases: tuple[tuple[int, int], ...] = ((4, 2), (6, 2), (6, 3))
+
+
+@dataclass(frozen=True)
+class Case:
+    """N examples in minibatches of b: the derived (a, c) of C + h (a |grad C|^2 + c Gamma) (sympy text)."""
+
+    N: int
+    b: int
+    a: str
+    c: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The derived coefficients of every case."""
+
+    cases: tuple[Case, ...]
 
 
 def published(N: int, b: int) -> tuple[sp.Expr, sp.Expr]:
@@ -54,19 +71,19 @@ class BEASGD(Claim):
         cases = [{"N": N, "b": b} for N, b in config.cases]
         records = ctx.map(KIND, coefficients_cell, cases, desc="BEA SGD")
         return Evidence(f"engine, N examples in minibatches of b, all reshuffles, (N, b) in {list(config.cases)}",
-                        {"cases": [{**c, **r} for c, r in zip(cases, records)]})
+                        Measured(typed(Case, ({**c, **r} for c, r in zip(cases, records)))))
 
     def judge(self, evidence: Evidence) -> Verdict:
-        cases = evidence.data["cases"]
-        wrong = [(r["N"], r["b"]) for r in cases
-                 if not all(same_expression(d, p) for d, p in zip((r["a"], r["c"]), published(r["N"], r["b"])))]
-        measured = "; ".join(f"(N, b) = ({r['N']}, {r['b']}): a = {r['a']}, c = {r['c']}" for r in cases)
+        cases = evidence.data.cases
+        wrong = [(r.N, r.b) for r in cases
+                 if not all(same_expression(d, p) for d, p in zip((r.a, r.c), published(r.N, r.b)))]
+        measured = "; ".join(f"(N, b) = ({r.N}, {r.b}): a = {r.a}, c = {r.c}" for r in cases)
         return decide(not wrong, measured, why_agrees="every derived (a, c) is the published pair",
                       why_disagrees=f"derived coefficients differ from the published ones at (N, b) = {wrong}",
-                      cases=cases)
+                      cases=[asdict(r) for r in cases])
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        rows = [[r["N"], r["b"], r["a"], r["c"], *map(str, published(r["N"], r["b"]))] for r in evidence.data["cases"]]
+        rows = [[r.N, r.b, r.a, r.c, *map(str, published(r.N, r.b))] for r in evidence.data.cases]
         return markdown_table(["N", "b", "a (derived)", "c (derived)", "a (published)", "c (published)"], rows)
 
 

@@ -35,13 +35,34 @@ initial norm, for SGD the realised rho^4 / rho_0^4 - 1 since tr Sigma is not mea
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import numpy as np
+
 from implicitbias.claims import Evidence, Verdict, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import accuracy_figure
 from implicitbias.claims.forgetting.regime import radial_by_checkpoint, radial_context, radial_numbers
 from implicitbias.figures import markdown_table
-from implicitbias.validation.analysis import CHECKPOINTS, mean_by_sigma, memory_of, seed_matrix, slopes_of, summarise
+from implicitbias.numerics.metrics.memory_stats import Memory, SlopeTable
+from implicitbias.numerics.metrics.radial_memory import RadialMemory
+from implicitbias.validation.analysis import (CHECKPOINTS, GroupSummary, mean_by_sigma, memory_of, seed_matrix, slopes_of,
+                                              summarise)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """C1's evidence: the baseline's summary and, per checkpoint (``CHECKPOINTS``), its memory, its
+    seed x sigma_w table of test accuracy and its radial memory; its norm slopes; the verdicts on seed
+    halves (``GroupClaim.stable_evidences``).  ``baseline`` None: no plain-SGD group."""
+
+    baseline: GroupSummary | None = None
+    memory: dict[str, Memory] = field(default_factory=dict)
+    slopes: SlopeTable | None = None
+    tables: dict[str, np.ndarray] = field(default_factory=dict)
+    radial: dict[str, RadialMemory | None] = field(default_factory=dict)
+    halves: list | None = None
 
 
 class C1(fg.GroupClaim):
@@ -60,47 +81,46 @@ class C1(fg.GroupClaim):
     def evidence(self, groups, label: str = "") -> Evidence:
         base = fg.roles(groups).baseline
         if base is None:
-            return Evidence("needs a plain SGD group", {"baseline": None}, label)
+            return Evidence("needs a plain SGD group", Measured(), label)
         s = summarise(base)
-        data = {"baseline": s, "memory": {cp: memory_of(s, cp) for cp in CHECKPOINTS}, "slopes": slopes_of(s),
-                "tables": {cp: seed_matrix(s, CHECKPOINTS[cp], s["seeds"]) for cp in CHECKPOINTS},
-                "radial": radial_by_checkpoint(base)}
-        return Evidence(f"{base.label}, sigma_w {s['sigma_w']}, verdict seeds {s['seeds']}", data, label)
+        data = Measured(s, {cp: memory_of(s, cp) for cp in CHECKPOINTS}, slopes_of(s),
+                        {cp: seed_matrix(s, CHECKPOINTS[cp], s.seeds) for cp in CHECKPOINTS}, radial_by_checkpoint(base))
+        return Evidence(f"{base.label}, sigma_w {s.sigma_w}, verdict seeds {s.seeds}", data, label)
 
     def judge(self, evidence: Evidence) -> Verdict:
         d = evidence.data
-        if d["baseline"] is None:
+        if d.baseline is None:
             return not_run("no plain-SGD group among the runs")
-        s = d["baseline"]
-        radial = [d["radial"][self.judged]]
-        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, s["seeds"], self.oc_sims,
-                                 f"{fg.fmt_failures(s)}; {radial_context([s['label']], radial, self.judged)}",
-                                 halves=d.get("halves"), numbers={"radial": radial_numbers([s["label"]], radial)})
+        s = d.baseline
+        radial = [d.radial[self.judged]]
+        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, s.seeds, self.oc_sims,
+                                 f"{fg.fmt_failures(s)}; {radial_context([s.label], radial, self.judged)}",
+                                 halves=d.halves, numbers={"radial": radial_numbers([s.label], radial)})
 
-    def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
+    def parts(self, d: Measured, checkpoint: str, sims: int) -> tuple[list, str]:
         """The rule's parts at ``checkpoint`` and its failed premise (module docstring)."""
-        mem, s = d["memory"][checkpoint], d["baseline"]
+        mem, s = d.memory[checkpoint], d.baseline
         parts = [mr.snr_part("memory s = m / sigma", mem, self.threshold("remembers"), False, sims,
-                             d["tables"][checkpoint]),
-                 mr.mean_part("norm slope", d["slopes"], self.threshold("coupled"), False, sims)]
+                             d.tables[checkpoint]),
+                 mr.mean_part("norm slope", d.slopes, self.threshold("coupled"), False, sims)]
         premise = ""
-        if not s["all_interpolate"]:
+        if not s.all_interpolate:
             premise = f"not every run interpolates ({fg.fmt_failures(s)}): the claim's premise fails"
         elif mem.n < self.threshold("min_seeds"):
             premise = f"only {mem.n} complete seeds (need {self.threshold('min_seeds'):g})"
         return parts, premise
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        s = evidence.data["baseline"]
+        s = evidence.data.baseline
         if s is None:
             return ""
         path = accuracy_figure(ctx, s, f"c1_{evidence.label or 'runs'}")
         sel, fin = mean_by_sigma(s, "selected_test_acc"), mean_by_sigma(s, "final_test_acc")
         taus = {}
-        for r in s["runs"]:
-            taus.setdefault(r["sigma_w"], []).append("-" if r["tau_interp"] is None else str(r["tau_interp"]))
+        for r in s.runs:
+            taus.setdefault(r.sigma_w, []).append("-" if r.tau_interp is None else str(r.tau_interp))
         rows = [[f"{sw:g}", ", ".join(taus[sw]), f"{sel.get(sw, float('nan')):.1f}", f"{fin.get(sw, float('nan')):.1f}"]
-                for sw in s["sigma_w"]]
+                for sw in s.sigma_w]
         return "\n".join([
             f"![C1 {evidence.label}]({ctx.link(path)})", "",
             markdown_table(["sigma_w", "interpolation epoch per seed", "selected test acc (mean, %)",

@@ -37,6 +37,7 @@ The verdict states the radial memory of both horizons at the judged checkpoint (
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from implicitbias.claims import Evidence, Threshold, Verdict, not_run
 from implicitbias.claims import forgetting as fg
@@ -44,7 +45,25 @@ from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import horizon_figure
 from implicitbias.claims.forgetting.regime import (KEPT_SLOPE, radial_by_checkpoint, radial_context, radial_numbers,
                                                    regime_misses, regime_premise)
-from implicitbias.validation.analysis import CHECKPOINTS, clock_at, memory_of, summarise
+from implicitbias.numerics.metrics.memory_stats import Memory
+from implicitbias.numerics.metrics.radial_memory import RadialMemory
+from implicitbias.validation.analysis import CHECKPOINTS, GroupSummary, clock_at, memory_of, summarise
+
+
+@dataclass(frozen=True)
+class Measured:
+    """C2's evidence: the summaries at horizon E (``short``) and kE (``long``), ``ratio`` = k, and per
+    checkpoint (``CHECKPOINTS``) the two memories, the two governing clocks (median over runs) and the
+    two radial memories (``radial``: E's by checkpoint, then kE's); the verdicts on seed halves.
+    ``short`` None: no low-lr SGD group at a longer horizon."""
+
+    short: GroupSummary | None = None
+    long: GroupSummary | None = None
+    ratio: float = math.nan
+    memory: dict[str, tuple[Memory, Memory]] | None = None
+    clocks: dict[str, tuple[float, float]] | None = None
+    radial: tuple[dict[str, RadialMemory | None], ...] = ()
+    halves: list | None = None
 
 
 class C2(fg.GroupClaim):
@@ -72,7 +91,7 @@ class C2(fg.GroupClaim):
     def evidence(self, groups, label: str = "") -> Evidence:
         r = fg.roles(groups)
         if r.baseline is None or not r.longer:
-            return Evidence("needs low-lr SGD at two horizons", {"short": None}, label)
+            return Evidence("needs low-lr SGD at two horizons", Measured(), label)
         return self.pair_evidence(r.baseline, r.longer[-1], label)
 
     def pair_evidence(self, short, long, label: str = "") -> Evidence:
@@ -80,55 +99,54 @@ class C2(fg.GroupClaim):
         its longest horizon for the claim; any pair for checks of the rule, benchmarks/c2_other_outcome.py)."""
         short_s, long_s = summarise(short), summarise(long)
         E, kE = short.setting["epochs"], long.setting["epochs"]
-        data = {"short": short_s, "long": long_s, "ratio": kE / E,
-                "memory": {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS},
-                "clocks": {cp: (clock_at(short, short_s, cp), clock_at(long, long_s, cp)) for cp in CHECKPOINTS},
-                "radial": (radial_by_checkpoint(short), radial_by_checkpoint(long))}
+        data = Measured(short_s, long_s, kE / E, {cp: (memory_of(short_s, cp), memory_of(long_s, cp)) for cp in CHECKPOINTS},
+                        {cp: (clock_at(short, short_s, cp), clock_at(long, long_s, cp)) for cp in CHECKPOINTS},
+                        (radial_by_checkpoint(short), radial_by_checkpoint(long)))
         return Evidence(f"{short.label} vs {kE} epochs ({kE / E:g}x), same schedule; verdict seeds "
-                        f"{short_s['seeds']}", data, label)
+                        f"{short_s.seeds}", data, label)
 
     def judge(self, evidence: Evidence) -> Verdict:
         d = evidence.data
-        if d["short"] is None:
+        if d.short is None:
             return not_run("no low-lr SGD group at a longer horizon among the runs")
-        E, kE = d["clocks"][self.judged]
-        clock = f"{d['long']['governing']} at the {self.judged} checkpoint {E:.3g} at E, {kE:.3g} at {d['ratio']:g}E"
-        labels, radial = ("E", f"{d['ratio']:g}E"), [r[self.judged] for r in d["radial"]]
-        context = (f"E: {fg.fmt_failures(d['short'])}; {d['ratio']:g}E: {fg.fmt_failures(d['long'])}; {clock}; "
+        E, kE = d.clocks[self.judged]
+        clock = f"{d.long.governing} at the {self.judged} checkpoint {E:.3g} at E, {kE:.3g} at {d.ratio:g}E"
+        labels, radial = ("E", f"{d.ratio:g}E"), [r[self.judged] for r in d.radial]
+        context = (f"E: {fg.fmt_failures(d.short)}; {d.ratio:g}E: {fg.fmt_failures(d.long)}; {clock}; "
                    f"{radial_context(labels, radial, self.judged)}")
-        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d["short"]["seeds"],
-                                 self.oc_sims, context, halves=d.get("halves"),
+        return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d.short.seeds,
+                                 self.oc_sims, context, halves=d.halves,
                                  numbers={"radial": radial_numbers(labels, radial)})
 
-    def parts(self, d: dict, checkpoint: str, sims: int) -> tuple[list, str]:
+    def parts(self, d: Measured, checkpoint: str, sims: int) -> tuple[list, str]:
         """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""
-        short, long = d["memory"][checkpoint]
-        E, kE = d["clocks"][checkpoint]
+        short, long = d.memory[checkpoint]
+        E, kE = d.clocks[checkpoint]
         leverage = kE / E if E > 0 else math.nan
         premise = ""
-        if d["ratio"] < self.threshold("min_ratio"):
-            premise = f"horizons differ by only {d['ratio']:g}x (need {self.threshold('min_ratio'):g}x)"
+        if d.ratio < self.threshold("min_ratio"):
+            premise = f"horizons differ by only {d.ratio:g}x (need {self.threshold('min_ratio'):g}x)"
         elif min(short.n, long.n) < self.threshold("min_seeds"):
             premise = f"only {min(short.n, long.n)} complete seeds (need {self.threshold('min_seeds'):g})"
         elif not leverage >= self.threshold("min_leverage"):
-            premise = (f"no leverage: the governing clock {d['long']['governing']} at the {checkpoint} checkpoint is "
-                       f"{E:.3g} at E and {kE:.3g} at {d['ratio']:g}E (median over runs), {leverage:.3g}x apart "
+            premise = (f"no leverage: the governing clock {d.long.governing} at the {checkpoint} checkpoint is "
+                       f"{E:.3g} at E and {kE:.3g} at {d.ratio:g}E (median over runs), {leverage:.3g}x apart "
                        f"(need {self.threshold('min_leverage'):g}x)")
         elif not short.snr.lo > 0:
             premise = "the baseline shows no memory beyond seed noise at E (its interval reaches 0)"
         else:  # the regime (forgetting.regime): the short run is low-lr SGD that keeps its norm
-            premise = regime_premise(regime_misses(d["short"], d["radial"][0][checkpoint], (), (),
+            premise = regime_premise(regime_misses(d.short, d.radial[0][checkpoint], (), (),
                                                    kept=self.threshold("kept_slope")))
         if premise:
             return [], premise
-        return [mr.ratio_part(f"memory kept r = m({d['ratio']:g}E) / m(E)", long, short, self.threshold("kept"), False,
+        return [mr.ratio_part(f"memory kept r = m({d.ratio:g}E) / m(E)", long, short, self.threshold("kept"), False,
                               sims)], premise
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         d = evidence.data
-        if d["short"] is None:
+        if d.short is None:
             return ""
-        path = horizon_figure(ctx, d["short"], d["long"], f"c2_{evidence.label or 'runs'}")
+        path = horizon_figure(ctx, d.short, d.long, f"c2_{evidence.label or 'runs'}")
         return f"![C2 {evidence.label}]({ctx.link(path)})"
 
 

@@ -40,7 +40,7 @@ from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting import regime
 from implicitbias.claims.forgetting.forgetting_claim import ForgettingClaim
-from implicitbias.validation.analysis import clock_at, family
+from implicitbias.validation.analysis import GroupSummary, clock_at, family
 
 _BLOCKS = ("sgd_low", "sgd_high", "sgd_l2")
 
@@ -57,22 +57,22 @@ class C4(ForgettingClaim):
     thresholds = {"forgets": mr.FORGOTTEN, "almost_zero": mr.ALMOST_ZERO, "min_seeds": fg.MIN_SEEDS,
                   "kept_slope": regime.KEPT_SLOPE}
 
-    def bound_of(self, summary: dict) -> float:
-        return self.threshold("almost_zero" if family(summary["setting"]) == "sgd_l2" else "forgets")
+    def bound_of(self, summary: GroupSummary) -> float:
+        return self.threshold("almost_zero" if family(summary.setting) == "sgd_l2" else "forgets")
 
     def evidence(self, groups, label: str = "") -> Evidence:
         """C3's evidence plus each group's governing clock at the judged checkpoint (module docstring)."""
         e = super().evidence(groups, label)
         members = getattr(fg.roles(groups), self.role)
-        e.data["clocks"] = [clock_at(g, s, self.judged) for g, s in zip(members, e.data["groups"])]
-        return e
+        return replace(e, data=replace(e.data, clocks=tuple(clock_at(g, s, self.judged)
+                                                            for g, s in zip(members, e.data.groups))))
 
     def judge(self, evidence: Evidence) -> Verdict:
         v = super().judge(evidence)
         d = evidence.data
-        if not d.get("groups"):
+        if not d.groups:
             return v
-        clocks = {g["label"]: (g["governing"], t) for g, t in zip(d["groups"], d["clocks"])}
+        clocks = {g.label: (g.governing, t) for g, t in zip(d.groups, d.clocks)}
         stated = "; ".join(f"{label}: {name} = {t:.3g}" for label, (name, t) in clocks.items())
         return replace(v, measured=f"{v.measured}; clock at the {self.judged} checkpoint (median over runs): {stated}",
                        numbers={**v.numbers, "clocks": clocks})

@@ -33,7 +33,7 @@ the ``full`` tier's planned seeds.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import binomtest, fisher_exact
@@ -42,7 +42,7 @@ from implicitbias.claims import Evidence, Verdict, agrees, disagrees, inconclusi
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.claims.forgetting.figures import curves_figure
-from implicitbias.validation.analysis import summarise
+from implicitbias.validation.analysis import GroupSummary, summarise
 
 _BLOCKS = ("resnet56", "resnet110")
 FLIP = 0.1  # the OC worlds' chance that a run goes the other way (fixed before any C6 run)
@@ -83,19 +83,52 @@ def _estimate(quantity: str, d: float, lo: float, hi: float, cover: float, n: in
                        None, "end", mr.seed_text(seeds) if seeds else "")
 
 
-def _ends(summary: dict) -> dict:
-    """Interpolating and failing runs at the smallest and the largest sigma_w of a deep group."""
-    lo, hi = min(summary["sigma_w"]), max(summary["sigma_w"])
-    out = {}
-    for name, sigma in (("smallest", lo), ("largest", hi)):
-        runs = [r for r in summary["runs"] if r["sigma_w"] == sigma]
-        ok = sum(r["tau_interp"] is not None and r["diverged_epoch"] is None for r in runs)
-        out[name] = {"sigma_w": sigma, "interpolate": ok, "fail": len(runs) - ok,
-                     "diverged": sum(r["diverged_epoch"] is not None for r in runs),
-                     "final_train_acc": [r["final_train_acc"] for r in runs]}
-    table = [[out["smallest"]["interpolate"], out["smallest"]["fail"]], [out["largest"]["interpolate"], out["largest"]["fail"]]]
-    out["fisher_p"] = float(fisher_exact(table, alternative="greater").pvalue)
-    return out
+@dataclass(frozen=True)
+class End:
+    """The runs of a deep group at one end of its sigma_w range: how many interpolate (99.5% training
+    accuracy, not diverged), fail, diverged, and their final training accuracies (points)."""
+
+    sigma_w: float
+    interpolate: int
+    fail: int
+    diverged: int
+    final_train_acc: tuple[float | None, ...]
+
+    @property
+    def n(self) -> int:
+        return self.interpolate + self.fail
+
+
+@dataclass(frozen=True)
+class DeepGroup:
+    """A deep group's summary, its smallest and largest sigma_w ends and Fisher's one-sided exact p
+    (the largest fails more often)."""
+
+    summary: GroupSummary
+    smallest: End
+    largest: End
+    fisher_p: float
+
+    @classmethod
+    def of(cls, summary: GroupSummary) -> DeepGroup:
+        """Interpolating and failing runs at the smallest and the largest sigma_w of a deep group."""
+        ends = []
+        for sigma in (min(summary.sigma_w), max(summary.sigma_w)):
+            runs = [r for r in summary.runs if r.sigma_w == sigma]
+            ok = sum(r.interpolates for r in runs)
+            ends.append(End(sigma, ok, len(runs) - ok, sum(r.diverged_epoch is not None for r in runs),
+                            tuple(r.final_train_acc for r in runs)))
+        small, large = ends
+        table = [[small.interpolate, small.fail], [large.interpolate, large.fail]]
+        return cls(summary, small, large, float(fisher_exact(table, alternative="greater").pvalue))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """C6's evidence: the deep groups (none at the default tier) and the verdicts on seed halves."""
+
+    deep: tuple[DeepGroup, ...] = ()
+    halves: list | None = None
 
 
 class C6(fg.GroupClaim):
@@ -110,19 +143,18 @@ class C6(fg.GroupClaim):
     configs = {"default": fg.Plan(()), "full": fg.Plan(((fg.FASHION_MNIST, _BLOCKS),))}
 
     def evidence(self, groups, label: str = "") -> Evidence:
-        deep = [summarise(g) for g in fg.roles(groups).deep]
-        for s in deep:
-            s["ends"] = _ends(s)
-        check = ", ".join(f"{s['setting']['arch']} width {s['setting']['width']:g}, {s['setting']['epochs']} ep, "
-                          f"sigma_w {min(s['sigma_w']):g} vs {max(s['sigma_w']):g}, seeds {s['seeds']}" for s in deep)
-        return Evidence(check or "needs ResNet-56/110 groups", {"deep": deep}, label)
+        deep = tuple(DeepGroup.of(summarise(g)) for g in fg.roles(groups).deep)
+        check = ", ".join(f"{s.setting['arch']} width {s.setting['width']:g}, {s.setting['epochs']} ep, "
+                          f"sigma_w {min(s.sigma_w):g} vs {max(s.sigma_w):g}, seeds {s.seeds}"
+                          for s in (d.summary for d in deep))
+        return Evidence(check or "needs ResNet-56/110 groups", Measured(deep), label)
 
     def measure(self, ctx, config: fg.Plan):
         found = super().measure(ctx, config)
-        return found or [Evidence("ResNet-56/110 on Fashion-MNIST: report tier full (hours on a CPU)", {"deep": []})]
+        return found or [Evidence("ResNet-56/110 on Fashion-MNIST: report tier full (hours on a CPU)", Measured())]
 
     def judge(self, evidence: Evidence) -> Verdict:
-        deep = evidence.data["deep"]
+        deep = evidence.data.deep
         if not deep:
             planned = len(fg.experiment(fg.FASHION_MNIST).seeds)
             est = _estimate("interpolation rate, smallest - largest sigma_w (not run)", math.nan, math.nan, math.nan,
@@ -132,29 +164,28 @@ class C6(fg.GroupClaim):
                            f"{est.agree_false:.2g}, P(disagrees | true) {est.disagree_true:.2g}, P(inconclusive | true) "
                            f"{est.inconclusive:.2f}", estimate=est)
         parts, verdicts, estimates = [], [], []
-        for s in deep:
-            e, arch = s["ends"], s["setting"]["arch"]
-            small, large = e["smallest"], e["largest"]
-            n, m = small["interpolate"] + small["fail"], large["interpolate"] + large["fail"]
-            d, lo, hi = rate_difference(small["interpolate"], n, large["interpolate"], m)
-            cover = coverage(small["interpolate"] / n, large["interpolate"] / m, min(n, m))
-            estimates.append(_estimate(f"interpolation rate, sigma_w {small['sigma_w']:g} - {large['sigma_w']:g} "
-                                       f"({arch}; Newcombe interval)", d, lo, hi, cover, min(n, m), e["fisher_p"],
-                                       s["seeds"]))
+        for e in deep:
+            arch, small, large = e.summary.setting["arch"], e.smallest, e.largest
+            n, m = small.n, large.n
+            d, lo, hi = rate_difference(small.interpolate, n, large.interpolate, m)
+            cover = coverage(small.interpolate / n, large.interpolate / m, min(n, m))
+            estimates.append(_estimate(f"interpolation rate, sigma_w {small.sigma_w:g} - {large.sigma_w:g} "
+                                       f"({arch}; Newcombe interval)", d, lo, hi, cover, min(n, m), e.fisher_p,
+                                       e.summary.seeds))
             est = estimates[-1]
-            parts.append(f"{arch}: sigma_w {small['sigma_w']:g} {small['interpolate']}/{n} interpolate, sigma_w "
-                         f"{large['sigma_w']:g} {large['interpolate']}/{m} ({large['diverged']} diverged); difference "
+            parts.append(f"{arch}: sigma_w {small.sigma_w:g} {small.interpolate}/{n} interpolate, sigma_w "
+                         f"{large.sigma_w:g} {large.interpolate}/{m} ({large.diverged} diverged); difference "
                          f"{d:.2f} [{lo:.2f}, {hi:.2f}] (Newcombe, coverage {cover:.3f} at these rates); Fisher exact "
-                         f"p = {e['fisher_p']:.3g} (n = {n} seeds each); exact OC: P(agrees | false) "
+                         f"p = {e.fisher_p:.3g} (n = {n} seeds each); exact OC: P(agrees | false) "
                          f"{est.agree_false:.2g}, P(disagrees | true) {est.disagree_true:.2g}")
-            if small["fail"] == 0 and large["interpolate"] == 0:
+            if small.fail == 0 and large.interpolate == 0:
                 verdicts.append("agrees")
-            elif small["fail"] == 0 and large["fail"] == 0:
+            elif small.fail == 0 and large.fail == 0:
                 verdicts.append("disagrees")
             else:
                 verdicts.append("inconclusive")
         measured = "; ".join(parts)
-        archs = [s["setting"]["arch"] for s in deep]
+        archs = [e.summary.setting["arch"] for e in deep]
         # the deciding architecture: the first disagreeing one, else the first not agreeing, else the first
         order = [i for want in ("disagrees", "inconclusive", "agrees") for i, v in enumerate(verdicts) if v == want]
         if "disagrees" in verdicts:
@@ -165,15 +196,15 @@ class C6(fg.GroupClaim):
         else:
             verdict = inconclusive("mixed outcomes, or the smallest sigma_w does not interpolate in the budget: "
                                    + ", ".join(a for a, v in zip(archs, verdicts) if v == "inconclusive"), measured)
-        stability = fg.stability(evidence.data.get("halves"), verdict.verdict)
+        stability = fg.stability(evidence.data.halves, verdict.verdict)
         reason = verdict.reason + (f"; stability: {stability}" if stability else "")
         return Verdict(verdict.verdict, reason, measured, {"estimate": replace(estimates[order[0]], stability=stability)})
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
-        deep = evidence.data["deep"]
+        deep = evidence.data.deep
         if not deep:
             return ""
-        path = curves_figure(ctx, deep, f"c6_{evidence.label or 'runs'}")
+        path = curves_figure(ctx, [e.summary for e in deep], f"c6_{evidence.label or 'runs'}")
         return f"![C6 {evidence.label}]({ctx.link(path)})"
 
 

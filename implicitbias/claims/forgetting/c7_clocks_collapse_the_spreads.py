@@ -47,23 +47,70 @@ Thresholds and grids: benchmarks/RESULTS.md, "C7 as a test of direction: pre-reg
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import clock_direction as cd
-from implicitbias.validation.analysis import Group, invariant_slopes, summarise
+from implicitbias.validation.analysis import CI, Group, invariant_slopes, summarise
 from implicitbias.validation.groups import setting_key
 
-__all__ = ["CLAIM", "CLOCK_LINES", "CollapsePlan", "CollapseConfig", "clock_points", "collapse_groups", "law_of",
-           "member_of", "memory_table"]
+__all__ = ["CLAIM", "CLOCK_LINES", "ClockFit", "ClockPoint", "CollapsePlan", "CollapseConfig", "Measured", "clock_points",
+           "collapse_groups", "law_of", "member_of", "memory_table"]
 
 CLOCK_LINES = "clock_lines"  # validation/specs/clock_lines.toml: the crossed iso-clock grid
 FAMILY_CLOCK = {"sgd": "T_SGD", "sgd_l2": "T_L2", "adaptive": "T_adapt"}
 PREDICTORS = ("clock", "epochs", "steps")
 SEARCH_SIMS = 200  # simulated tables per world at each seed count tried by the seeds-needed search
+
+
+@dataclass(frozen=True)
+class ClockPoint:
+    """One group at the end of training: its family (``validation.analysis.family``), governing clock
+    and its value, epochs, optimiser steps (NaN: steps per epoch not recorded), learning rate,
+    optimiser, end-of-training spread (points, CI over seeds), seeds, diverged and all runs."""
+
+    label: str
+    family: str
+    governing: str | None
+    clock: float
+    epochs: int
+    steps: float
+    lr: float
+    optimizer: str
+    spread: CI
+    seeds: tuple[int, ...]
+    n_diverged: int
+    n_runs: int
+
+
+@dataclass(frozen=True)
+class ClockFit:
+    """The held-out fit of the end-of-training spread on the log clock
+    (``numerics.metrics.clock_collapse.collapse``'s ``clock`` predictor): the band (its quantile of
+    the held-out absolute errors) and the mean held-out error with its CI."""
+
+    band: float
+    error: CI
+
+
+@dataclass(frozen=True)
+class Measured:
+    """C7's evidence on one family: its groups' points, the family and its clock, the seeds every group
+    has and the seeds x groups table of radial memory (``memory_table``), each group's axes
+    (``axes_of``), the clock's held-out fit (three or more groups) and the verdicts on seed halves.
+    ``family`` None: no group with a positive clock."""
+
+    points: tuple[ClockPoint, ...] = ()
+    family: str | None = None
+    clock: str = ""
+    seeds: tuple[int, ...] = ()
+    table: tuple[tuple[float, ...], ...] = ()
+    axes: tuple[tuple[float, float, float, float], ...] = ()
+    fit: ClockFit | None = None
+    halves: list | None = None
 
 
 @dataclass(frozen=True)
@@ -85,26 +132,24 @@ class CollapseConfig:
         return [r for plan in self.plans for r in plan.resolved()]
 
 
-def clock_points(groups) -> list[dict]:
+def clock_points(groups) -> list[ClockPoint]:
     """One point per group: family, governing clock at the end, epochs, steps, end-of-training spread (CI)."""
     points = []
     for g in groups:
         s = summarise(g)
-        clock = s["clocks"].get(s["governing"], math.nan) if s["governing"] else math.nan
-        spe = next((r["summary"].get("steps_per_epoch") for _, r in g.runs), None)
-        points.append({"label": s["label"], "family": s["family"], "governing": s["governing"], "clock": clock,
-                       "epochs": s["horizon"], "steps": s["horizon"] * spe if spe else math.nan,
-                       "lr": s["setting"]["lr"], "optimizer": s["setting"]["optimizer"], "spread": s["spread_final"],
-                       "seeds": s["seeds"],
-                       "n_diverged": s["n_diverged"], "n_runs": s["n_runs"]})
+        clock = s.clocks.get(s.governing, math.nan) if s.governing else math.nan
+        spe = next((r.summary.steps_per_epoch for r in g.records), None)
+        points.append(ClockPoint(s.label, s.family, s.governing, clock, s.horizon, s.horizon * spe if spe else math.nan,
+                                 s.setting["lr"], s.setting["optimizer"], s.spread_final, s.seeds, s.n_diverged,
+                                 s.n_runs))
     return points
 
 
-def member_of(point: Mapping) -> tuple[str, str]:
+def member_of(point: ClockPoint) -> tuple[str, str]:
     """(family, optimiser) of a group's point, the optimiser "" outside the adaptive family: Adam, AdamW
     and Muon share T_adapt but not their steps (per-coordinate, decayed, orthogonalised), so each is
     tested on its own lines, never pooled; the SGD families' optimisers share their radial law."""
-    return point["family"], point["optimizer"] if point["family"] == "adaptive" else ""
+    return point.family, point.optimizer if point.family == "adaptive" else ""
 
 
 def memory_table(groups: Sequence[Group]) -> tuple[list[int], list[list[float]]]:
@@ -163,46 +208,48 @@ class C7(fg.GroupClaim):
         shallow = [g for g in groups if g.setting["arch"] not in fg.DEEP
                    and g.setting.get("schedule", "constant") == "constant"]
         points = clock_points(shallow)
-        kept = [(g, p) for g, p in zip(shallow, points) if p["clock"] > 0]
+        kept = [(g, p) for g, p in zip(shallow, points) if p.clock > 0]
         members = sorted({member_of(p) for _, p in kept}, key=lambda m: (list(FAMILY_CLOCK).index(m[0]), m[1]))
         if not members:
             return [Evidence("direction of memory change against each family's clock, 0 groups",
-                             {"points": [], "family": None}, label)]
+                             Measured(), label)]
         return [self.family_evidence([g for g, p in kept if member_of(p) == m], [p for _, p in kept if member_of(p) == m],
                                      m[0], label, m[1]) for m in members]
 
-    def family_evidence(self, groups: Sequence[Group], points: Sequence[Mapping], family: str,
+    def family_evidence(self, groups: Sequence[Group], points: Sequence[ClockPoint], family: str,
                         label: str = "", optimizer: str = "") -> Evidence:
         """The direction test's data (module docstring) for one family's groups (of one ``optimizer``
         in the adaptive family, ``member_of``)."""
         from implicitbias.numerics.metrics.clock_collapse import collapse
 
-        points = list(points)
+        points = tuple(points)
         seeds, table = memory_table(groups)
-        data = {"points": points, "family": family, "clock": FAMILY_CLOCK[family], "seeds": seeds, "table": table,
-                "axes": [axes_of(g) for g in groups]}
+        fit = None
         if len(points) >= 3:
-            steps_known = not any(math.isnan(p["steps"]) for p in points)
+            steps_known = not any(math.isnan(p.steps) for p in points)
             predictors = [k for k in PREDICTORS if k != "steps" or steps_known]
-            data["test"] = collapse({k: [p[k] for p in points] for k in predictors},
-                                    [p["spread"]["estimate"] for p in points], reference="epochs")
+            clock = collapse({k: [getattr(p, k) for p in points] for k in predictors},
+                             [p.spread.estimate for p in points], reference="epochs")["predictors"]["clock"]
+            fit = ClockFit(clock["band"], CI.of(clock["error"]))
+        data = Measured(points, family, FAMILY_CLOCK[family], tuple(seeds), tuple(map(tuple, table)),
+                        tuple(axes_of(g) for g in groups), fit)
         member = f"{family} ({optimizer})" if optimizer else family
         name = f"{label}: {member}" if label else member
         return Evidence(f"{member} family ({FAMILY_CLOCK[family]}), {len(points)} groups, seeds {fg.span(seeds) if seeds else '-'}: "
                         "direction of radial-memory change in (log clock, log steps)", data, name)
 
-    def premise(self, d: Mapping) -> tuple[str, cd.Design | None]:
+    def premise(self, d: Measured) -> tuple[str, cd.Design | None]:
         """The failed premise of a family's evidence ("" if none) and its design."""
-        n = len(d["points"])
+        n = len(d.points)
         if n < 3:
-            return f"{n} groups in the {d['family']} family: a direction needs a grid", None
-        design = cd.Design.of(d["clock"], d["axes"])
+            return f"{n} groups in the {d.family} family: a direction needs a grid", None
+        design = cd.Design.of(d.clock, d.axes)
         if not design.crossed:
             return ("untestable grid: the clock and the steps do not vary independently (a crossed grid of clock "
                     "lines x horizons is needed)"), design
-        if len(d["seeds"]) < self.threshold("min_seeds"):
-            return f"{len(d['seeds'])} complete seeds, fewer than {self.threshold('min_seeds'):g}", design
-        means = [sum(col) / len(col) for col in zip(*d["table"])]
+        if len(d.seeds) < self.threshold("min_seeds"):
+            return f"{len(d.seeds)} complete seeds, fewer than {self.threshold('min_seeds'):g}", design
+        means = [sum(col) / len(col) for col in zip(*d.table)]
         if max(means) - min(means) < self.threshold("min_change"):
             return (f"radial memory changes by {max(means) - min(means):.3f} over the grid, less than "
                     f"{self.threshold('min_change'):g}: no direction to test"), design
@@ -210,21 +257,21 @@ class C7(fg.GroupClaim):
 
     def judge(self, evidence: Evidence) -> Verdict:
         d = evidence.data
-        if not d["points"]:
+        if not d.points:
             return not_run("no groups with a positive governing clock")
         failed, design = self.premise(d)
         if failed:
-            return inconclusive(failed, f"{len(d['points'])} groups, seeds {fg.span(d['seeds']) if d['seeds'] else '-'}",
-                                n=len(d["points"]))
-        table, fraction = d["table"], self.threshold("bound_fraction")
+            return inconclusive(failed, f"{len(d.points)} groups, seeds {fg.span(d.seeds) if d.seeds else '-'}",
+                                n=len(d.points))
+        table, fraction = [list(row) for row in d.table], self.threshold("bound_fraction")
         ocs = self.simulated(design, table, fraction) if self.oc_sims else []
         level = ocs[0].level if ocs else cd.LEVEL
         test = cd.direction_test(design, table, level=level, fraction=fraction)
         bound, verdict_name = test.bound, test.outcome
         measured = self.describe(d, design, test, bound, ocs)
-        numbers = {"n": len(d["seeds"]), "angle": test.angle, "lo": test.lo, "hi": test.hi, "bound": bound,
+        numbers = {"n": len(d.seeds), "angle": test.angle, "lo": test.lo, "hi": test.hi, "bound": bound,
                    "nearest": test.nearest, "test": test, "oc": ocs}
-        clock = d["clock"]
+        clock = d.clock
         if verdict_name == "agrees":
             verdict = agrees(f"memory changes along {clock}: the angle's interval lies within {bound:.3g} degrees of "
                              f"it ({'halfway' if fraction == cd.HALFWAY else f'{fraction:g} of the way'} to the "
@@ -243,14 +290,14 @@ class C7(fg.GroupClaim):
             verdict = inconclusive(f"underpowered (P(agrees | rival) {worst.agree_false:.3f}, P(disagrees | clock) "
                                    f"{worst.disagree_true:.3f} > {float(mr.MAX_WRONG):g}, {worst.noise} noise; rule gave "
                                    f"{verdict.verdict}; seeds needed: {needed or '> 64'})", measured, **numbers)
-        stability = fg.stability(d.get("halves"), verdict.verdict)
+        stability = fg.stability(d.halves, verdict.verdict)
         nan = math.nan
         worst = max(ocs, key=lambda oc: oc.wrong) if ocs else None
         estimate = mr.Estimate(f"angle of memory change from {clock} (degrees; bound {bound:.3g})", test.angle,
-                               test.lo, test.hi, min((oc.coverage for oc in ocs), default=nan), len(d["seeds"]), nan,
+                               test.lo, test.hi, min((oc.coverage for oc in ocs), default=nan), len(d.seeds), nan,
                                worst.agree_false if worst else nan, worst.disagree_true if worst else nan,
                                1 - worst.agree_true - worst.disagree_true if worst else nan,
-                               needed, "end", mr.seed_text(d["seeds"]),
+                               needed, "end", mr.seed_text(d.seeds),
                                stability)
         reason = verdict.reason + (f"; stability: {stability}" if stability else "")
         return Verdict(verdict.verdict, reason, verdict.measured, {**verdict.numbers, "estimate": estimate})
@@ -264,15 +311,15 @@ class C7(fg.GroupClaim):
         return [ocs[j] for ocs in by_noise]
 
     @staticmethod
-    def describe(d: Mapping, design: cd.Design, test: cd.DirectionTest, bound: float, ocs: Sequence[cd.OC]) -> str:
+    def describe(d: Measured, design: cd.Design, test: cd.DirectionTest, bound: float, ocs: Sequence[cd.OC]) -> str:
         """The measured text of a family's verdict: angle, rivals, free fit, simulation."""
         rivals = ", ".join(f"{r.name} {r.angle:+.1f}" + (" (contains the clock here: not used)" if r.contained else "")
                            for r in test.rivals)
         exps = ", ".join(f"{e.axis} {e.estimate:+.3f} [{e.lo:+.3f}, {e.hi:+.3f}]" for e in test.exponents)
         ratio = _profiles_text(design, test)
-        text = (f"{test.groups} groups, seeds {fg.span(d['seeds'])} (n = {test.n}); radial memory (norm slope of the "
-                f"scale-invariant kernels) {min(map(min, zip(*d['table']))):.2f}-{max(map(max, zip(*d['table']))):.2f}; "
-                f"angle of memory change in (log {d['clock']}, log steps) {test.angle:+.1f} [{test.lo:+.1f}, "
+        text = (f"{test.groups} groups, seeds {fg.span(d.seeds)} (n = {test.n}); radial memory (norm slope of the "
+                f"scale-invariant kernels) {min(map(min, zip(*d.table))):.2f}-{max(map(max, zip(*d.table))):.2f}; "
+                f"angle of memory change in (log {d.clock}, log steps) {test.angle:+.1f} [{test.lo:+.1f}, "
                 f"{test.hi:+.1f}] degrees ({100 * test.level:g}% bootstrap-t over seeds, {test.resamples} resamples); "
                 f"bound +-{bound:.3g}; rivals' angles: {rivals}; nearest named direction {test.nearest}; free fit of "
                 f"logit memory on log axes: {exps}{ratio}")
@@ -290,20 +337,20 @@ class C7(fg.GroupClaim):
         from implicitbias.figures import markdown_table
 
         d = evidence.data
-        if not d.get("table"):
+        if not d.table:
             return ""
         name = f"c7_{(evidence.label or 'runs').replace(': ', '_').replace(' ', '_')}"
         n = verdict.numbers
-        angle = (f"angle {n['angle']:+.1f} [{n['lo']:+.1f}, {n['hi']:+.1f}] deg from {d['clock']}, bound "
+        angle = (f"angle {n['angle']:+.1f} [{n['lo']:+.1f}, {n['hi']:+.1f}] deg from {d.clock}, bound "
                  f"+-{n['bound']:.3g}: {verdict.verdict}") if "angle" in n else verdict.verdict
         path = direction_figure(ctx, d, angle, name)
-        table = np.asarray(d["table"], dtype=float)
+        table = np.asarray(d.table, dtype=float)
         sd = table.std(0, ddof=1) if len(table) > 1 else np.full(table.shape[1], np.nan)
-        rows = [[p["label"], f"{p['clock']:.4g}", p["epochs"], f"{p['steps']:g}", f"{m:.3f} (sd {v:.3f})",
-                 fg.fmt_ci(p["spread"], seeds=False), p["n_diverged"]]
-                for p, m, v in zip(d["points"], table.mean(0), sd)]
+        rows = [[p.label, f"{p.clock:.4g}", p.epochs, f"{p.steps:g}", f"{m:.3f} (sd {v:.3f})",
+                 fg.fmt_ci(p.spread, seeds=False), p.n_diverged]
+                for p, m, v in zip(d.points, table.mean(0), sd)]
         return "\n".join([f"![C7 {evidence.label}]({ctx.link(path)})", "",
-                          markdown_table(["group", d["clock"], "epochs", "steps", "radial memory (mean over seeds)",
+                          markdown_table(["group", d.clock, "epochs", "steps", "radial memory (mean over seeds)",
                                           "spread end [CI]", "diverged"], rows)])
 
 
@@ -331,17 +378,17 @@ def law_of(evidence: Evidence, verdict: Verdict) -> dict:
     from implicitbias.numerics.metrics.clock_collapse import BAND_QUANTILE, fit_monotone
 
     d = evidence.data
-    points = d["points"]
-    law = fit_monotone([math.log(p["clock"]) for p in points], [p["spread"]["estimate"] for p in points])
-    clocks = [p["clock"] for p in points]
+    points = d.points
+    law = fit_monotone([math.log(p.clock) for p in points], [p.spread.estimate for p in points])
+    clocks = [p.clock for p in points]
     return {
-        "family": d["family"], "clock": d["clock"], "optimizers": sorted({p["optimizer"] for p in points}),
+        "family": d.family, "clock": d.clock, "optimizers": sorted({p.optimizer for p in points}),
         "log_clock_knots": list(law.u), "spread_knots": list(law.y),
-        "range": [min(clocks), max(clocks)], "band": d["test"]["predictors"]["clock"]["band"],
-        "band_quantile": BAND_QUANTILE, "held_out_error": d["test"]["predictors"]["clock"]["error"],
+        "range": [min(clocks), max(clocks)], "band": d.fit.band,
+        "band_quantile": BAND_QUANTILE, "held_out_error": asdict(d.fit.error),
         "verdict": verdict.verdict, "measured": verdict.measured,
-        "groups": [{"label": p["label"], "clock": p["clock"], "epochs": p["epochs"], "steps": p["steps"],
-                    "spread": p["spread"]["estimate"], "lo": p["spread"]["lo"], "hi": p["spread"]["hi"]}
+        "groups": [{"label": p.label, "clock": p.clock, "epochs": p.epochs, "steps": p.steps,
+                    "spread": p.spread.estimate, "lo": p.spread.lo, "hi": p.spread.hi}
                    for p in points],
     }
 

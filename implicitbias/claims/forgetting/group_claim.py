@@ -11,6 +11,7 @@ show; the same rule judges every experiment, and ``implicitbias analyse`` judges
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from collections.abc import Callable, Sequence
 
 from implicitbias.claims import Claim, Evidence, Threshold
@@ -56,30 +57,29 @@ class GroupClaim(Claim):
 
     def stable_evidences(self, groups: Sequence[Group], label: str = "") -> list[Evidence]:
         """``evidences``, each with the verdicts on two seed halves (:meth:`halves`, computed once)
-        for claims with simulated operating characteristics."""
+        for claims with simulated operating characteristics (their evidence's ``halves`` field)."""
         out = self.evidences(groups, label)
-        if hasattr(self, "oc_sims"):
-            halves = self.halves(groups, label)
-            for e in out:
-                e.data["halves"] = [(part, verdicts.get(e.label, "not run")) for part, verdicts in halves]
-        return out
+        if not hasattr(self, "oc_sims"):
+            return out
+        halves = self.halves(groups, label)
+        return [replace(e, data=replace(e.data, halves=[(part, verdicts.get(e.label, "not run")) for part, verdicts in halves]))
+                for e in out]
 
     def halves(self, groups: Sequence[Group], label: str = "") -> list[tuple[list[int], dict[str, str]]]:
         """Stability: the verdicts of the same rule (its intervals, no simulation) on two disjoint
         halves of the seeds, each group split in its own sorted seeds (the first half of every
         group's seeds, then the second), ``[(seeds, {evidence label: verdict}), (seeds, {...})]``;
-        empty when a group has fewer than 2 x ``min_seeds`` seeds.  The halves are judged by a copy of
+        empty when a group has fewer than 2 x ``min_seeds`` seeds (``Group.seed_halves``: built once per
+        group, so are their summaries).  The halves are judged by a copy of
         the claim without simulation (``oc_sims = 0``): the claim itself, shared by every caller and
         thread, is never changed by judging."""
-        own = [sorted({c["seed"] for c, _ in g.runs}) for g in groups]
-        if not own or min(len(s) for s in own) < 2 * self.threshold("min_seeds"):
+        if not groups or min(len(g.seeds) for g in groups) < 2 * self.threshold("min_seeds"):
             return []
         unsimulated = copy.copy(self)
         unsimulated.oc_sims = 0
         out = []
-        for first in (True, False):
-            parts = [set(s[: len(s) // 2] if first else s[len(s) // 2:]) for s in own]
-            sub = [Group(g.setting, [(c, r) for c, r in g.runs if c["seed"] in part]) for g, part in zip(groups, parts)]
-            out.append((sorted(set().union(*parts)),
+        for half in (0, 1):
+            sub = [g.seed_halves[half] for g in groups]
+            out.append((sorted(set().union(*(g.seeds for g in sub))),
                         {e.label: unsimulated.judge(e).verdict for e in self.evidences(sub, label)}))
         return out

@@ -86,12 +86,12 @@ def regime_misses(baseline: Mapping, base_radial: RadialMemory | None, groups: S
             x, slope = _x_hi(r), _slope(r)
             if not x >= clock:
                 where = f"sigma_w {r.sigma_w[1]:g}" if r is not None else "the largest sigma_w"
-                misses.append(f"{g['label']}: X at {where} {x:.2g} < {clock:g}")
+                misses.append(f"{g.label}: X at {where} {x:.2g} < {clock:g}")
             if not slope <= flat:
-                misses.append(f"{g['label']}: norm slope {slope:.2f} > {flat:g}")
+                misses.append(f"{g.label}: norm slope {slope:.2f} > {flat:g}")
         for s in (baseline, *groups):
-            if not s["all_interpolate"]:
-                misses.append(f"{s['label']}: {s['n_interpolated']}/{s['n_runs']} runs interpolate")
+            if not s.all_interpolate:
+                misses.append(f"{s.label}: {s.n_interpolated}/{s.n_runs} runs interpolate")
     return misses
 
 

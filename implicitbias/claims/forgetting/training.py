@@ -52,7 +52,8 @@ def measure_groups(ctx, experiment: Experiment, blocks: Sequence[str]) -> list[G
     ensembles (``validation.batched.train_ensembles``: every run of these blocks that can share
     a step in one model, costly ensembles first so a pool of workers finishes together);
     otherwise every run is its own cell.  ``DataUnavailable`` before anything runs when the
-    blocks' data files are not on this machine.
+    blocks' data files are not on this machine.  A group already built in ``ctx`` (the same runs, read
+    by another claim) is that group (``Context.groups``), so its summaries are computed once per context.
     """
     configs = [c for b in blocks for c in experiment.configs(b)]
     run_mod.require_data(configs)
@@ -62,4 +63,4 @@ def measure_groups(ctx, experiment: Experiment, blocks: Sequence[str]) -> list[G
     else:
         records = ctx.map(run_mod.KIND, functools.partial(run_mod.execute, options=dict(experiment.options)), configs,
                           desc=f"{experiment.name} runs")
-    return group_runs(list(zip(configs, records)))
+    return [ctx.groups.setdefault(canonical_json([c for c, _ in g.runs]), g) for g in group_runs(list(zip(configs, records)))]

@@ -75,18 +75,18 @@ def span(seeds: Sequence[int]) -> str:
 
 def fmt_ci(ci: Mapping, unit: str = "", seeds: bool = True) -> str:
     """``12.3 [9.1, 15.0] pts, 4 seeds``: an estimate with its 95% CI and n."""
-    if ci["n"] == 0 or math.isnan(ci["estimate"]):
+    if ci.n == 0 or math.isnan(ci.estimate):
         return "n/a (no seeds)"
-    tail = f", {ci['n']} seed{'s' if ci['n'] != 1 else ''}" if seeds else ""
-    return f"{ci['estimate']:.2f} [{ci['lo']:.2f}, {ci['hi']:.2f}]{unit}{tail}"
+    tail = f", {ci.n} seed{'s' if ci.n != 1 else ''}" if seeds else ""
+    return f"{ci.estimate:.2f} [{ci.lo:.2f}, {ci.hi:.2f}]{unit}{tail}"
 
 
 def fmt_failures(summary: Mapping) -> str:
     """Interpolated and diverged counts of a group summary, naming the diverged runs."""
-    text = f"{summary['n_interpolated']}/{summary['n_runs']} interpolate"
-    diverged = [r for r in summary["runs"] if r["diverged_epoch"] is not None]
+    text = f"{summary.n_interpolated}/{summary.n_runs} interpolate"
+    diverged = [r for r in summary.runs if r.diverged_epoch is not None]
     if diverged:
-        named = "; ".join(f"sigma_w {r['sigma_w']:g} seed {r['seed']} at epoch {r['diverged_epoch']}: {r['diverged_reason']}"
+        named = "; ".join(f"sigma_w {r.sigma_w:g} seed {r.seed} at epoch {r.diverged_epoch}: {r.diverged_reason}"
                           for r in diverged[:3])
         more = f"; {len(diverged) - 3} more" if len(diverged) > 3 else ""
         text += f", {len(diverged)} diverged (left out: {named}{more})"
