@@ -88,12 +88,13 @@ def test_render_skips_the_curve_of_a_run_diverged_at_initialisation(tmp_path):
     from implicitbias.claims import Context
     from implicitbias.claims.forgetting.figures import curves_figure
 
-    from implicitbias.validation.analysis import CI, GroupSummary, RunRow
+    from implicitbias.numerics.metrics.resampling import Interval
+    from implicitbias.validation.analysis import GroupSummary, RunRow
 
     runs = (RunRow(0.25, 0, None, None, curve=((0, 0.1, 0.1), (1, 0.9, 0.8))),
             RunRow(2.5, 0, 0, "non-finite values", curve=()),
             RunRow(2.5, 1, None, None, curve=((0, 0.1, 0.1), (1, 0.5, 0.4))))
-    none = CI(math.nan, math.nan, math.nan, 0, 0.95)
+    none = Interval(math.nan, math.nan, math.nan, 0.95, n=0)
     summary = GroupSummary("deep", {"arch": "resnet110"}, "sgd", 1, (0.25, 2.5), (0, 1), runs, False, (), none, none,
                            none, {}, None)
     curves_figure(Context(store=None, out=tmp_path, progress=False), [summary], "c6_init")

@@ -91,7 +91,7 @@ def test_held_out_errors_by_brute_force():
     assert error == pytest.approx([np.mean(errs[g]) for g in range(5)])
     assert len(every) == 10 * 3
     r = collapse({"clock": x, "epochs": x}, y)
-    assert r["predictors"]["clock"]["band"] == pytest.approx(np.quantile(np.concatenate(list(errs.values())), 0.9))
+    assert r.predictors["clock"].band == pytest.approx(np.quantile(np.concatenate(list(errs.values())), 0.9))
 
 
 def test_collapse_compares_every_predictor_with_the_reference():
@@ -99,12 +99,12 @@ def test_collapse_compares_every_predictor_with_the_reference():
     epochs = [30, 120, 30, 120, 30, 120]
     y = [9.0, 9.0, 6.0, 6.0, 3.0, 3.0]
     r = collapse({"clock": clock, "epochs": epochs}, y)
-    assert r["n"] == 6 and r["splits"] == 20 and r["exact"]
-    assert r["predictors"]["clock"]["r2"] == pytest.approx(1.0) and r["predictors"]["epochs"]["r2"] == 0.0
-    d = r["difference"]["clock"]
-    assert d["estimate"] == pytest.approx(np.mean(np.array(r["predictors"]["clock"]["per_group"])
-                                                  - np.array(r["predictors"]["epochs"]["per_group"])))
-    assert d["hi"] < 0
+    assert r.n == 6 and r.splits == 20 and r.exact
+    assert r.predictors["clock"].r2 == pytest.approx(1.0) and r.predictors["epochs"].r2 == 0.0
+    d = r.difference["clock"]
+    assert d.estimate == pytest.approx(np.mean(np.array(r.predictors["clock"].per_group)
+                                                  - np.array(r.predictors["epochs"].per_group)))
+    assert d.hi < 0
 
 
 @pytest.mark.parametrize("bad", [{"clock": [1.0, -1.0, 2.0]}, {"clock": [1.0, 2.0]}, {"clock": [1.0, math.nan, 2.0]}])

@@ -36,17 +36,17 @@ def test_trend_test_exact_p_values_match_enumeration():
     greater, less = _enumerated_trend_p(LEVELS, MEANS)
     up = rs.trend_test(LEVELS, MEANS, "greater")
     down = rs.trend_test(LEVELS, MEANS, "less")
-    assert up["slope"] == pytest.approx(_slope(LEVELS, MEANS))
-    assert up["p"] == pytest.approx(greater) and down["p"] == pytest.approx(less)
-    assert up["exact"] and up["pairings"] == 120 and up["n"] == 5
+    assert up.slope == pytest.approx(_slope(LEVELS, MEANS))
+    assert up.p == pytest.approx(greater) and down.p == pytest.approx(less)
+    assert up.exact and up.pairings == 120 and up.n == 5
     assert 0 < greater < 0.2 < less  # an increasing trend, not a perfect one
 
 
 def test_trend_test_enumerates_exactly_at_eight_levels_and_samples_beyond():
     eight = rs.trend_test(range(8), range(8))
-    assert eight["exact"] and eight["pairings"] == 40320 and eight["p"] == pytest.approx(1 / 40320)
+    assert eight.exact and eight.pairings == 40320 and eight.p == pytest.approx(1 / 40320)
     nine = rs.trend_test(range(9), range(9))  # one in 9! pairings is as steep: (1 + 0) / (1 + 9999) by Monte Carlo
-    assert not nine["exact"] and nine["pairings"] == 9999 and nine["p"] == pytest.approx(1e-4)
+    assert not nine.exact and nine.pairings == 9999 and nine.p == pytest.approx(1e-4)
 
 
 @pytest.mark.parametrize("levels, means", [((1, 2), (1, 2)), ((1, 1, 1), (1, 2, 3)), ((1, 2, 3), (1, 2))])
@@ -115,8 +115,8 @@ def test_mean_ci_against_a_percentile_bootstrap_drawn_here(level):
     values = np.random.default_rng(5).normal(2.0, 1.5, size=12)
     r = rs.mean_ci(list(values) + [None, math.nan, math.inf], level=level)
     lo, hi = _percentile_bootstrap(values, level)
-    assert r["estimate"] == pytest.approx(values.mean()) and r["n"] == 12 and r["level"] == level
-    assert r["lo"] == pytest.approx(lo, abs=0.08) and r["hi"] == pytest.approx(hi, abs=0.08)
+    assert r.estimate == pytest.approx(values.mean()) and r.n == 12 and r.level == level
+    assert r.lo == pytest.approx(lo, abs=0.08) and r.hi == pytest.approx(hi, abs=0.08)
 
 
 def test_mean_ci_rows_is_mean_ci_row_by_row_and_nests_its_levels():
@@ -124,7 +124,7 @@ def test_mean_ci_rows_is_mean_ci_row_by_row_and_nests_its_levels():
     (lo, hi), (wlo, whi) = rs.mean_ci_rows(rows, (0.95, 0.99), seed=2)
     for i, row in enumerate(rows):
         one = rs.mean_ci(row.tolist(), seed=2)
-        assert (one["lo"], one["hi"]) == pytest.approx((lo[i], hi[i]), abs=1e-12)
+        assert (one.lo, one.hi) == pytest.approx((lo[i], hi[i]), abs=1e-12)
         lo_, hi_ = _percentile_bootstrap(row, 0.95)
         assert lo[i] == pytest.approx(lo_, abs=0.1) and hi[i] == pytest.approx(hi_, abs=0.1)
     assert np.all(wlo <= lo) and np.all(hi <= whi) and np.all(wlo < whi)
@@ -132,12 +132,12 @@ def test_mean_ci_rows_is_mean_ci_row_by_row_and_nests_its_levels():
 
 def test_bootstrap_edge_cases():
     two = rs.mean_ci([1.0, 3.0])  # two seeds already resample: a real interval
-    assert two["lo"] < two["estimate"] == 2.0 < two["hi"]
+    assert two.lo < two.estimate == 2.0 < two.hi
     one = rs.mean_ci([1.5])
-    assert one["lo"] == one["hi"] == one["estimate"] == 1.5 and one["n"] == 1
-    assert math.isnan(rs.mean_ci([])["estimate"]) and rs.mean_ci([])["n"] == 0
+    assert one.lo == one.hi == one.estimate == 1.5 and one.n == 1
+    assert math.isnan(rs.mean_ci([]).estimate) and rs.mean_ci([]).n == 0
     pair = rs.bootstrap([[1.0, 2.0], [2.0, 4.0, 9.0]], lambda a, b: b.mean(axis=-1) - a.mean(axis=-1))
-    assert pair["n"] == 2 and pair["estimate"] == pytest.approx(3.5) and pair["lo"] < 3.5 < pair["hi"]
+    assert pair.n == 2 and pair.estimate == pytest.approx(3.5) and pair.lo < 3.5 < pair.hi
 
 
 def test_bootstrap_interval_is_widened_to_hold_a_biased_estimate():
@@ -145,7 +145,7 @@ def test_bootstrap_interval_is_widened_to_hold_a_biased_estimate():
     at or below the estimate, and the interval returned is widened up to it."""
     values = [0.0, 0.1, 0.5, 2.0, 2.2]
     r = rs.bootstrap([values], lambda a: a.max(axis=-1) - a.min(axis=-1))
-    assert r["estimate"] == pytest.approx(2.2) and r["hi"] == pytest.approx(2.2) and r["lo"] < 2.2
+    assert r.estimate == pytest.approx(2.2) and r.hi == pytest.approx(2.2) and r.lo < 2.2
 
 
 def test_slope_ci_estimate_is_the_least_squares_slope_of_the_means():
@@ -153,10 +153,10 @@ def test_slope_ci_estimate_is_the_least_squares_slope_of_the_means():
     levels = [16.0, 32.0, 64.0, 256.0]
     samples = [rng.normal(0.01 * b, 0.3, size=5) for b in levels]
     r = rs.slope_ci(levels, samples)
-    assert r["estimate"] == pytest.approx(_slope(levels, [s.mean() for s in samples]))
-    assert r["n"] == 4 and r["lo"] < r["estimate"] < r["hi"]
+    assert r.estimate == pytest.approx(_slope(levels, [s.mean() for s in samples]))
+    assert r.n == 4 and r.lo < r.estimate < r.hi
     exact = rs.slope_ci([1.0, 2.0, 5.0], [[1.0, 1.0, 1.0], [3.0, 3.0], [2.0, 2.0, 2.0, 2.0]])  # no seed noise
-    assert exact["lo"] == pytest.approx(exact["hi"]) == pytest.approx(_slope([1, 2, 5], [1, 3, 2]))
+    assert exact.lo == pytest.approx(exact.hi) == pytest.approx(_slope([1, 2, 5], [1, 3, 2]))
 
 
 @pytest.mark.parametrize("levels, samples", [((1.0,), [[1.0]]), ((2.0, 2.0), [[1.0], [2.0]]), ((1.0, 2.0), [[1.0]])])
@@ -167,12 +167,12 @@ def test_slope_ci_refuses_too_few_levels(levels, samples):
 
 def test_smallest_designs_each_function_accepts():
     two = rs.slope_ci([1.0, 3.0], [[1.0, 2.0], [4.0, 5.0, 6.0]])
-    assert two["estimate"] == pytest.approx((5.0 - 1.5) / 2) and two["n"] == 2
+    assert two.estimate == pytest.approx((5.0 - 1.5) / 2) and two.n == 2
     three = rs.trend_test([1.0, 2.0, 3.0], [0.5, 0.1, 0.9])
-    assert three["p"] == pytest.approx(_enumerated_trend_p([1, 2, 3], [0.5, 0.1, 0.9])[0]) and three["n"] == 3
+    assert three.p == pytest.approx(_enumerated_trend_p([1, 2, 3], [0.5, 0.1, 0.9])[0]) and three.n == 3
     tied = rs.trend_test([1.0, 1.0, 2.0], [0.2, 0.4, 0.9])  # three points, two distinct levels
-    assert tied["p"] == pytest.approx(_enumerated_trend_p([1, 1, 2], [0.2, 0.4, 0.9])[0])
-    assert math.isnan(rs.bootstrap([], lambda a: a.mean(axis=-1))["estimate"])
+    assert tied.p == pytest.approx(_enumerated_trend_p([1, 1, 2], [0.2, 0.4, 0.9])[0])
+    assert math.isnan(rs.bootstrap([], lambda a: a.mean(axis=-1)).estimate)
 
 
 def test_default_seed_is_zero():
@@ -194,5 +194,5 @@ def test_a_one_row_sample_beside_larger_ones_is_held_fixed():
 
     single = slope_ci([1, 2, 5], [[1.0], [3.0, 3.5, 2.5], [2.0, 2.2]])
     repeated = slope_ci([1, 2, 5], [[1.0, 1.0], [3.0, 3.5, 2.5], [2.0, 2.2]])
-    assert (single["lo"], single["estimate"], single["hi"]) == (repeated["lo"], repeated["estimate"], repeated["hi"])
-    assert single["lo"] < single["estimate"] < single["hi"]
+    assert (single.lo, single.estimate, single.hi) == (repeated.lo, repeated.estimate, repeated.hi)
+    assert single.lo < single.estimate < single.hi

@@ -46,14 +46,14 @@ import numpy as np
 from implicitbias.numerics.metrics.forgetting_metrics import (INTERPOLATION_THRESHOLD, norm_slope, run_summary,
                                                               selected_epoch, spread)
 from implicitbias.numerics.metrics.radial_memory import RadialMemory, RadialRun, radial_memory, seed_slopes
-from implicitbias.numerics.metrics.resampling import bootstrap, mean_ci
+from implicitbias.numerics.metrics.resampling import Interval, bootstrap, mean_ci
 from implicitbias.theory import params
 from implicitbias.theory.clocks import ADAPTIVE, CLOCKS
 from implicitbias.theory.radial import derive
 from implicitbias.validation.groups import group_by_setting, setting
 from implicitbias.validation.records import EpochLog, RunRecord
 
-__all__ = ["Run", "Group", "group_runs", "summarise", "GroupSummary", "RunRow", "SeedSpreads", "CI", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
+__all__ = ["Run", "Group", "group_runs", "summarise", "GroupSummary", "RunRow", "SeedSpreads", "spread_of_means", "seed_tables", "seed_matrix", "mean_by_sigma",
            "family", "describe", "CHECKPOINTS", "memory_of", "slopes_of", "clock_at", "law_of", "radial_memory_of",
            "invariant_slopes"]
 
@@ -153,23 +153,6 @@ def _per_seed(values: Mapping[int, Mapping[float, float]], fn: Callable) -> dict
 
 
 @dataclass(frozen=True)
-class CI:
-    """An estimate over seeds with its interval at ``level`` and n seeds: ``numerics.metrics.resampling``'s
-    ``bootstrap`` and ``mean_ci`` read by attribute (``memory_stats.Interval`` has no n)."""
-
-    estimate: float
-    lo: float
-    hi: float
-    n: int
-    level: float
-
-    @classmethod
-    def of(cls, interval: Mapping) -> CI:
-        """From ``resampling``'s interval dict (its keys are this class's fields)."""
-        return cls(**interval)
-
-
-@dataclass(frozen=True)
 class RunRow:
     """One run of a group summary, up to the horizon: accuracies in points, norms, the interpolation
     epoch ``tau_interp`` (None: never reached 99.5% training accuracy), the selected epochs (minimum
@@ -225,9 +208,9 @@ class GroupSummary:
     runs: tuple[RunRow, ...]
     interpolating_only: bool
     per_seed: tuple[SeedSpreads, ...]
-    spread_selected: CI
-    spread_final: CI
-    norm_slope: CI
+    spread_selected: Interval
+    spread_final: Interval
+    norm_slope: Interval
     clocks: dict[str, float]
     governing: str | None
 
@@ -302,9 +285,9 @@ def _summary(group: Group, horizon: int, interpolating_only: bool) -> GroupSumma
         label=group.label, setting=group.setting, family=family(group.setting), horizon=horizon,
         sigma_w=tuple(sigmas), seeds=seeds, runs=tuple(runs), interpolating_only=interpolating_only,
         per_seed=tuple(SeedSpreads(k, sel.get(k), fin.get(k), slope.get(k)) for k in seeds),
-        spread_selected=CI.of(bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means)),
-        spread_final=CI.of(bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means)),
-        norm_slope=CI.of(mean_ci(list(slope.values()))), clocks=clocks, governing=governing)
+        spread_selected=bootstrap([_matrix([selected[k] for k in with_spread], sigmas)], spread_of_means),
+        spread_final=bootstrap([_matrix([final[k] for k in with_spread], sigmas)], spread_of_means),
+        norm_slope=mean_ci(list(slope.values())), clocks=clocks, governing=governing)
 
 
 def _matrix(tables: Sequence[Mapping[float, float]], sigmas: Sequence[float]) -> np.ndarray:

@@ -39,11 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicitbias.numerics.metrics.resampling import mean_ci
+from implicitbias.numerics.metrics.resampling import Interval, mean_ci
 from implicitbias.theory import params
 
 __all__ = ["MonotoneLaw", "fit_monotone", "isotonic_rows", "explained_variance", "half_splits", "held_out_errors",
-           "linear_errors", "linear_fit", "collapse",
+           "linear_errors", "linear_fit", "PredictorFit", "Collapse", "collapse",
            "BAND_QUANTILE", "MAX_SPLITS"]
 
 BAND_QUANTILE = 0.9  # the predicted band holds this fraction of the held-out absolute errors
@@ -220,15 +220,37 @@ def linear_errors(columns: Sequence[Sequence[float]], y, masks: np.ndarray) -> n
     return out if Y.ndim == 2 else out[0]
 
 
+@dataclass(frozen=True)
+class PredictorFit:
+    """One predictor in ``collapse``: R^2 of the monotone fit, the mean held-out absolute error e_g
+    over groups with its CI, e_g and the mean held-out prediction per group, and ``band``, the
+    BAND_QUANTILE quantile of every held-out absolute error."""
+
+    r2: float
+    error: Interval
+    per_group: tuple[float, ...]
+    predicted: tuple[float, ...]
+    band: float
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """``collapse``'s result: n groups, the half splits used (all of them when ``exact``), each
+    predictor's fit by name, and for every predictor but the reference the mean of
+    e_g(name) - e_g(reference) with its CI."""
+
+    n: int
+    splits: int
+    exact: bool
+    predictors: dict[str, PredictorFit]
+    difference: dict[str, Interval]
+
+
 def collapse(predictors: Mapping[str, Sequence[float]], y: Sequence[float], *, reference: str = "epochs",
-             max_splits: int = MAX_SPLITS, seed: int = 0) -> dict:
+             max_splits: int = MAX_SPLITS, seed: int = 0) -> Collapse:
     """The collapse test of one family (module docstring) for every predictor against ``reference``.
 
-    ``predictors``: name -> positive values per group (e.g. clock, epochs, steps).  Returns
-    ``{"n", "splits", "exact", "predictors": {name: {"r2", "error" (mean_ci of e_g), "per_group" (e_g),
-    "predicted" (mean held-out prediction per group), "band" (the BAND_QUANTILE quantile of the
-    held-out absolute errors)}}, "difference": {name: mean_ci of e_g(name) - e_g(reference)} for
-    every other predictor}``.
+    ``predictors``: name -> positive values per group (e.g. clock, epochs, steps).
     """
     y = np.asarray(y, dtype=float)
     if reference not in predictors:
@@ -238,15 +260,13 @@ def collapse(predictors: Mapping[str, Sequence[float]], y: Sequence[float], *, r
         if x.shape != y.shape or not np.all(x > 0) or not np.all(np.isfinite(x)):
             raise params.ParameterError(f"{name} must hold one positive finite value per group")
     masks, exact = half_splits(len(y), max_splits, seed)
-    out: dict = {"n": len(y), "splits": len(masks), "exact": exact, "predictors": {}, "difference": {}}
+    fits = {}
     for name, x in predictors.items():
         per_group, predicted, every = held_out_errors(x, y, masks)
-        out["predictors"][name] = {"r2": explained_variance(x, y), "error": mean_ci(per_group.tolist(), seed=seed),
-                                   "per_group": per_group.tolist(), "predicted": predicted.tolist(),
-                                   "band": float(np.quantile(every, BAND_QUANTILE))}
-    ref = np.asarray(out["predictors"][reference]["per_group"])
-    for name in predictors:
-        if name != reference:
-            d = np.asarray(out["predictors"][name]["per_group"]) - ref
-            out["difference"][name] = mean_ci(d.tolist(), seed=seed)
-    return out
+        fits[name] = PredictorFit(explained_variance(x, y), mean_ci(per_group.tolist(), seed=seed),
+                                  tuple(per_group.tolist()), tuple(predicted.tolist()),
+                                  float(np.quantile(every, BAND_QUANTILE)))
+    ref = np.asarray(fits[reference].per_group)
+    difference = {name: mean_ci((np.asarray(fits[name].per_group) - ref).tolist(), seed=seed)
+                  for name in predictors if name != reference}
+    return Collapse(len(y), len(masks), exact, fits, difference)

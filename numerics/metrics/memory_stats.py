@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from implicitbias.numerics.metrics.resampling import _EXACT as EXACT_UP_TO  # one home for the resampling levels
-from implicitbias.numerics.metrics.resampling import _BOOTSTRAP, _RESAMPLES, CONFIDENCE
+from implicitbias.numerics.metrics.resampling import _BOOTSTRAP, _RESAMPLES, CONFIDENCE, Interval
 from implicitbias.theory import params
 
 __all__ = [
@@ -70,19 +70,6 @@ BOOTSTRAP = 200  # parametric-bootstrap tables per interval (the 2.5% tail is th
 ROBUST_LEVEL = 0.975  # the bootstrap-t level of ``robust_snr``: the narrowest of 0.95, 0.975, 0.99 whose join with
 # the exact 95% interval covers within 2 SE of 95% under normal, t3, sigma_w-dependent noise and failed runs at
 # the toy tier's 8 x 5 (benchmarks/spec_b_misspecified.py --only tails; RESULTS.md)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An estimate with its interval: ``level`` the nominal two-sided level, ``coverage`` the measured
-    one (NaN: not measured), ``method`` how it was drawn."""
-
-    estimate: float
-    lo: float
-    hi: float
-    level: float = CONFIDENCE
-    coverage: float = math.nan
-    method: str = ""
 
 
 @dataclass(frozen=True)

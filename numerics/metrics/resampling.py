@@ -22,14 +22,16 @@ Source of the procedures: Efron & Tibshirani (1993), ch. 13 (percentile interval
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from implicitbias.theory import params
 
-__all__ = ["CONFIDENCE", "bootstrap", "mean_ci", "mean_ci_rows", "slope_ci", "trend_test"]
+__all__ = ["CONFIDENCE", "Interval", "TrendTest", "bootstrap", "mean_ci", "mean_ci_rows", "slope_ci", "trend_test"]
 
 CONFIDENCE = 0.95
 _RESAMPLES = 9999  # Monte Carlo permutations
@@ -37,19 +39,46 @@ _BOOTSTRAP = 1999  # bootstrap resamples (a handful of seeds has few distinct re
 _EXACT = 40320  # 8!: orderings enumerated exactly up to this many; beyond, Monte Carlo
 
 
-def _interval(low: float, high: float, estimate: float, n: int, level: float) -> dict:
-    return {"estimate": float(estimate), "lo": float(low), "hi": float(high), "n": int(n), "level": level}
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its interval: ``level`` the nominal two-sided level, ``coverage`` the measured
+    one (NaN: not measured), ``method`` how it was drawn, ``n`` the units it was drawn from (seeds,
+    levels; None where the method does not count them).  Every interval of the package is one."""
+
+    estimate: float
+    lo: float
+    hi: float
+    level: float = CONFIDENCE
+    coverage: float = math.nan
+    method: str = ""
+    n: int | None = None
+
+
+@dataclass(frozen=True)
+class TrendTest:
+    """``trend_test``'s result: the least-squares slope, its permutation p-value, n levels, the pairings
+    drawn (all n! when ``exact``, else Monte Carlo)."""
+
+    slope: float
+    p: float
+    n: int
+    pairings: int
+    exact: bool
+
+
+def _interval(low: float, high: float, estimate: float, n: int, level: float) -> Interval:
+    return Interval(float(estimate), float(low), float(high), level, method="percentile bootstrap over seeds", n=int(n))
 
 
 def bootstrap(samples: Sequence[Sequence], statistic: Callable[..., np.ndarray], level: float = CONFIDENCE,
-              seed: int = 0) -> dict:
+              seed: int = 0) -> Interval:
     """``statistic`` of the rows of ``samples`` with a percentile bootstrap CI (scipy.stats.bootstrap).
 
     ``samples[i]`` is an array whose rows (axis 0) are the resampled units, e.g. seeds (a row may
     hold a seed's accuracy at every sigma_w, NaN where missing); each sample is resampled with
     replacement independently of the others.  ``statistic(*batches)`` must be vectorised: it gets
     arrays of shape (B, n_i, ...) (B resamples of sample i's rows) and returns B values.
-    ``{"estimate", "lo", "hi", "n", "level"}`` with ``n`` the size of the smallest sample; the
+    An ``Interval`` with ``n`` the size of the smallest sample; the
     interval is widened, if needed, to contain the estimate (percentile intervals of biased
     statistics such as a range can miss it); with fewer than two rows in every sample it is the
     estimate itself; an empty sample or a NaN estimate gives NaN.
@@ -82,7 +111,7 @@ def bootstrap(samples: Sequence[Sequence], statistic: Callable[..., np.ndarray],
     return _interval(lo, hi, estimate, n, level)
 
 
-def mean_ci(values: Sequence[float], level: float = CONFIDENCE, seed: int = 0) -> dict:
+def mean_ci(values: Sequence[float], level: float = CONFIDENCE, seed: int = 0) -> Interval:
     """Mean of ``values`` (one per seed; None and non-finite left out) with its bootstrap CI (the
     one-row case of ``mean_ci_rows``)."""
     v = np.asarray([float(x) for x in values if x is not None and math.isfinite(x)], dtype=float)
@@ -118,7 +147,7 @@ def _slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def slope_ci(levels: Sequence[float], samples: Sequence[Sequence], value: Callable[[np.ndarray], np.ndarray] | None = None,
-             level: float = CONFIDENCE, seed: int = 0) -> dict:
+             level: float = CONFIDENCE, seed: int = 0) -> Interval:
     """Least-squares slope of ``value(samples[i])`` against ``levels[i]``, with a bootstrap CI.
 
     ``value`` reduces a batch of one level's resampled rows (B, n, ...) to B numbers (default:
@@ -130,14 +159,14 @@ def slope_ci(levels: Sequence[float], samples: Sequence[Sequence], value: Callab
         raise params.ParameterError("levels must hold at least two distinct values, one sample each")
     value = value or (lambda a: a.mean(axis=-1))
     out = bootstrap(samples, lambda *batches: _slope(x, np.stack([value(b) for b in batches], axis=-1)), level, seed)
-    return {**out, "n": len(x)}
+    return dataclasses.replace(out, n=len(x))
 
 
-def trend_test(levels: Sequence[float], means: Sequence[float], alternative: str = "greater", seed: int = 0) -> dict:
+def trend_test(levels: Sequence[float], means: Sequence[float], alternative: str = "greater", seed: int = 0) -> TrendTest:
     """Permutation test of the least-squares slope of ``means`` against ``levels``.
 
     H0: the means are exchangeable across the levels.  Exact over all n! pairings when
-    n <= 8, else 9999 random pairings.  Returns ``{"slope", "p", "n", "pairings", "exact"}``.
+    n <= 8, else 9999 random pairings.
     """
     from scipy.stats import permutation_test
 
@@ -149,5 +178,5 @@ def trend_test(levels: Sequence[float], means: Sequence[float], alternative: str
     exact = math.factorial(len(x)) <= _EXACT
     res = permutation_test((y,), lambda yy: float(_slope(x, yy)), permutation_type="pairings", alternative=alternative,
                            n_resamples=np.inf if exact else _RESAMPLES, rng=np.random.default_rng(seed))
-    return {"slope": float(res.statistic), "p": float(res.pvalue), "n": len(x),
-            "pairings": math.factorial(len(x)) if exact else _RESAMPLES, "exact": exact}
+    return TrendTest(float(res.statistic), float(res.pvalue), len(x), math.factorial(len(x)) if exact else _RESAMPLES,
+                     exact)

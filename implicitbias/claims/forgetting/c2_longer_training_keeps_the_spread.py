@@ -59,7 +59,7 @@ class Measured:
 
     short: GroupSummary | None = None
     long: GroupSummary | None = None
-    ratio: float = math.nan
+    ratio: float | None = None
     memory: dict[str, tuple[Memory, Memory]] | None = None
     clocks: dict[str, tuple[float, float]] | None = None
     radial: tuple[dict[str, RadialMemory | None], ...] = ()

@@ -87,8 +87,8 @@ class C5(fg.GroupClaim):
                             for s, m in zip(d.groups, mems))
         if len(usable) >= self.threshold("min_batches"):
             t = trend_test([math.log2(s.setting["batch_size"]) for s, _ in usable], [m.m for _, m in usable])
-            context += (f"; memory trend {t['slope']:.2f} pts per doubling, exact permutation p {t['p']:.3g} "
-                        f"({t['pairings']} pairings)")
+            context += (f"; memory trend {t.slope:.2f} pts per doubling, exact permutation p {t.p:.3g} "
+                        f"({t.pairings} pairings)")
         labels, radial = [s.label for s in d.groups], [r[self.judged] for r in d.radial]
         context += f"; {radial_context(labels, radial, self.judged)}"
         return fg.memory_verdict(lambda cp, sims: self.parts(d, cp, sims), self.judged, d.groups[0].seeds,

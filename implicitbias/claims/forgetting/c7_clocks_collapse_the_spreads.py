@@ -54,7 +54,8 @@ from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees,
 from implicitbias.claims import forgetting as fg
 from implicitbias.claims.forgetting import memory_rules as mr
 from implicitbias.numerics.metrics import clock_direction as cd
-from implicitbias.validation.analysis import CI, Group, invariant_slopes, summarise
+from implicitbias.numerics.metrics.resampling import Interval
+from implicitbias.validation.analysis import Group, invariant_slopes, summarise
 from implicitbias.validation.groups import setting_key
 
 __all__ = ["CLAIM", "CLOCK_LINES", "ClockFit", "ClockPoint", "CollapsePlan", "CollapseConfig", "Measured", "clock_points",
@@ -80,7 +81,7 @@ class ClockPoint:
     steps: float
     lr: float
     optimizer: str
-    spread: CI
+    spread: Interval
     seeds: tuple[int, ...]
     n_diverged: int
     n_runs: int
@@ -93,7 +94,7 @@ class ClockFit:
     the held-out absolute errors) and the mean held-out error with its CI."""
 
     band: float
-    error: CI
+    error: Interval
 
 
 @dataclass(frozen=True)
@@ -229,8 +230,8 @@ class C7(fg.GroupClaim):
             steps_known = not any(math.isnan(p.steps) for p in points)
             predictors = [k for k in PREDICTORS if k != "steps" or steps_known]
             clock = collapse({k: [getattr(p, k) for p in points] for k in predictors},
-                             [p.spread.estimate for p in points], reference="epochs")["predictors"]["clock"]
-            fit = ClockFit(clock["band"], CI.of(clock["error"]))
+                             [p.spread.estimate for p in points], reference="epochs").predictors["clock"]
+            fit = ClockFit(clock.band, clock.error)
         data = Measured(points, family, FAMILY_CLOCK[family], tuple(seeds), tuple(map(tuple, table)),
                         tuple(axes_of(g) for g in groups), fit)
         member = f"{family} ({optimizer})" if optimizer else family

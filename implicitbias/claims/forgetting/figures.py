@@ -15,7 +15,8 @@ from matplotlib import colormaps
 from matplotlib.ticker import NullFormatter
 
 from implicitbias.figures import save_figure, subplots
-from implicitbias.validation.analysis import CI, GroupSummary, mean_by_sigma
+from implicitbias.numerics.metrics.resampling import Interval
+from implicitbias.validation.analysis import GroupSummary, mean_by_sigma
 
 _FAMILY_COLOURS = {"sgd": "tab:red", "sgd_l2": "tab:green", "adaptive": "tab:blue"}
 
@@ -82,7 +83,7 @@ def horizon_figure(ctx, short: GroupSummary, long: GroupSummary, name: str) -> P
     return save_figure(fig, ctx.path(f"{name}.png"), cols)
 
 
-def _errorbar(ax, x, ci: CI, colour: str, marker: str = "o") -> None:
+def _errorbar(ax, x, ci: Interval, colour: str, marker: str = "o") -> None:
     if ci.n and not math.isnan(ci.estimate):
         ax.errorbar([x], [ci.estimate], yerr=[[ci.estimate - ci.lo], [ci.hi - ci.estimate]],
                     fmt=marker, color=colour, capsize=3)
