@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from implicitbias.claims import Evidence, Threshold, Verdict, agrees, disagrees, inconclusive, not_run
 from implicitbias.claims import forgetting as fg
@@ -386,7 +386,7 @@ def law_of(evidence: Evidence, verdict: Verdict) -> dict:
         "family": d.family, "clock": d.clock, "optimizers": sorted({p.optimizer for p in points}),
         "log_clock_knots": list(law.u), "spread_knots": list(law.y),
         "range": [min(clocks), max(clocks)], "band": d.fit.band,
-        "band_quantile": BAND_QUANTILE, "held_out_error": asdict(d.fit.error),
+        "band_quantile": BAND_QUANTILE, "held_out_error": {k: getattr(d.fit.error, k) for k in ("estimate", "lo", "hi", "n", "level")},
         "verdict": verdict.verdict, "measured": verdict.measured,
         "groups": [{"label": p.label, "clock": p.clock, "epochs": p.epochs, "steps": p.steps,
                     "spread": p.spread.estimate, "lo": p.spread.lo, "hi": p.spread.hi}
