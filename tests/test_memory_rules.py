@@ -279,14 +279,14 @@ def test_claim_oc_caps_the_union_bound_at_one_and_the_inconclusive_rate_at_zero(
     assert mr.claim_oc([]) is None
 
 
-def _calls(threshold: int, flat: dict | None = None, first: float = 0.5, sims: int = 100):
+def _calls(threshold: int, flat: dict | None = None, first: float = 0.5, sims: int = 100, passing: float = 0.0):
     """A ``rates`` whose wrong-direction rate is ``first`` below ``threshold`` seeds (``flat`` overrides
-    it at given n) and 0 from it, recording the n it is asked at."""
+    it at given n) and ``passing`` from it, recording the n it is asked at."""
     asked = []
 
     def rates(n):
         asked.append(n)
-        return mr.OC((flat or {}).get(n, first if n < threshold else 0.0), 0.0, 0.0, 0.0, sims, n)
+        return mr.OC((flat or {}).get(n, first if n < threshold else passing), 0.0, 0.0, 0.0, sims, n)
 
     return rates, asked
 
@@ -294,6 +294,7 @@ def _calls(threshold: int, flat: dict | None = None, first: float = 0.5, sims: i
 def test_seeds_needed_doubles_then_bisects_between_the_last_failing_and_the_first_passing_n():
     rates, asked = _calls(11)
     assert mr.seeds_needed(rates, 4) == 11 and asked == [4, 8, 16, 12, 10, 11]
+    assert mr.seeds_needed(_calls(11, passing=0.05)[0], 4) == 11  # a rate of exactly 0.05 passes while bisecting
     assert mr.seeds_needed(_calls(64)[0], 4) == 64  # the default ceiling, 64 seeds, is reached
     assert mr.seeds_needed(_calls(70)[0], 4) is None  # beyond it: None
 
@@ -357,6 +358,10 @@ def test_decide_names_what_decided():
     assert mr.decide([]).reason == "no interval for any part"
     no_hi = mr.Part("h", ms.Interval(0.15, 0.1, math.nan), 0.3, True, "inconclusive")
     assert mr.decide([no_hi]).reason == "no interval for h"
+
+
+def test_a_claim_level_wrong_direction_rate_of_exactly_0_05_is_not_underpowered():
+    assert mr.decide([_gate_part(rates=lambda n: mr.OC(0.05, 0.0, 0.0, 0.0, 100, n))]).verdict == "agrees"
 
 
 def test_decide_without_simulation_keeps_the_rule_and_states_no_rates():
