@@ -125,3 +125,47 @@ def test_regime_not_matched_when_the_short_run_forgets_its_norm():
     v = judged(CLAIM, CLAIM.evidence(runs(0.6), "synthetic"), 0)
     assert v.verdict == "inconclusive" and "regime: clocks not matched (low-lr SGD baseline norm slope 0.60" in v.reason
     assert judged(CLAIM, CLAIM.evidence(runs(0.9), "synthetic"), 0).verdict == "agrees"
+
+
+# -- each premise failing alone and each bound at +-10% / exactly (issue 29 item 7) -------------------
+
+
+def _premise(ratio=None, clocks=None, n=None, snr_lo=None):
+    """C2's premise at the end checkpoint on the agreeing evidence with one input replaced."""
+    from dataclasses import replace
+
+    d = dict(evidence(noisy(0.04, draw=1)).data)
+    short, long = d["memory"]["end"]
+    if n is not None:
+        short = replace(short, n=n)
+    if snr_lo is not None:
+        short = replace(short, snr=replace(short.snr, lo=snr_lo))
+    d["memory"] = {**d["memory"], "end": (short, long)}
+    if ratio is not None:
+        d["ratio"] = ratio
+    if clocks is not None:
+        d["clocks"] = {**d["clocks"], "end": clocks}
+    return CLAIM.parts(d, "end", 0)[1]
+
+
+@pytest.mark.parametrize("ratio, close", [(4.4, False), (4.0, False), (3.6, True)])
+def test_the_horizons_must_be_4x_apart_or_more(ratio, close):
+    assert CLAIM.threshold("min_ratio") == 4.0
+    assert _premise(ratio=ratio).startswith("horizons differ") == close
+
+
+@pytest.mark.parametrize("clocks, none", [((1.0, 4.0), False), ((1.0, 3.6), True), ((0.0, 3.0), True)])
+def test_the_clocks_must_be_4x_apart_or_more_and_a_zero_clock_has_no_leverage(clocks, none):
+    """4x exactly is leverage; a zero clock at E has none (no division by it)."""
+    assert _premise(clocks=clocks).startswith("no leverage") == none
+
+
+@pytest.mark.parametrize("n, few", [(3, False), (2, True)])
+def test_three_complete_seeds_are_enough(n, few):
+    assert _premise(n=n).startswith("only") == few
+
+
+@pytest.mark.parametrize("lo, none", [(0.5, False), (0.0, True)])
+def test_the_baseline_memory_must_be_above_seed_noise_at_e(lo, none):
+    """An interval of s = m / sigma from 0.5 (above 0, below 1) shows memory; one reaching 0 does not."""
+    assert (_premise(snr_lo=lo) == "the baseline shows no memory beyond seed noise at E (its interval reaches 0)") == none

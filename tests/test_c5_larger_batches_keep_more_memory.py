@@ -1,6 +1,7 @@
 """C5 (larger batches remember more): the memory at the smallest batch over the largest, on
 synthetic records: every outcome, the checkpoint it judges, its threshold."""
 
+import pytest
 from spec_b_records import SEEDS8, group, judged, moved, noisy
 
 from implicitbias.claims.forgetting.c5_larger_batches_keep_more_memory import CLAIM
@@ -73,3 +74,34 @@ def test_states_every_batch_sizes_radial_memory_at_its_checkpoint():
     assert [label.split(",")[1] for label in v.numbers["radial"]] == [f" b {b}" for b in BATCHES]
     assert all(r["checkpoint"] == "all" for r in v.numbers["radial"].values())
     assert "radial memory at the all checkpoint: sgd lr 0.1, b 16, 6 ep: norm slope 1.00" in v.measured
+
+
+# -- each premise failing alone and each bound exactly (issue 29 item 7) -------------------------------
+
+RISING = {16: 0.5, 32: 1.5, 64: 2.5, 128: 3.5, 256: 4.5}
+
+
+def _premise(batches=BATCHES, seeds=SEEDS8, largest_m=None):
+    """C5's premise at the all-checkpoint minimum (the largest batch's memory replaced if given)."""
+    from dataclasses import replace
+
+    d = dict(evidence(lambda b: RISING[b], seeds=seeds, batches=batches).data)
+    if largest_m is not None:
+        mems = list(d["memory"]["all"])
+        mems[-1] = replace(mems[-1], m=largest_m)
+        d["memory"] = {**d["memory"], "all": mems}
+    return CLAIM.parts(d, "all", 0)[1]
+
+
+def test_three_batch_sizes_of_three_complete_seeds_are_enough_two_are_not():
+    assert CLAIM.threshold("min_batches") == 3
+    assert _premise(batches=(16, 64, 256), seeds=(0, 1, 2)) == ""
+    assert _premise(batches=(16, 256)) == "fewer than 3 batch sizes with 3 complete seeds"
+    v = verdict(lambda b: RISING[b], batches=(16, 64, 256), seeds=(0, 1, 2))
+    assert "exact permutation p" in v.measured and "(6 pairings)" in v.measured  # the trend beside, at 3 sizes
+
+
+@pytest.mark.parametrize("m, none", [(0.5, False), (0.0, True)])
+def test_the_largest_batch_must_show_memory(m, none):
+    """A largest-batch memory of 0.5 points (below 1) is memory; 0 is none (the ratio's denominator)."""
+    assert (_premise(largest_m=m) == "the largest batch (b 256) shows no memory") == none

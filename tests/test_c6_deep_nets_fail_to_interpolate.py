@@ -144,3 +144,36 @@ def test_not_run_states_the_rules_rates_at_the_full_tiers_seeds():
     e = v.numbers["estimate"]
     assert v.verdict == "not run" and e.n == 3 and e.agree_false == pytest.approx(0.9**3 * 0.1**3)
     assert "P(agrees | false)" in v.measured
+
+
+# -- the rule's pieces one at a time (issue 29 item 7) ------------------------------------------------
+
+
+def test_the_exact_rates_in_the_false_world_and_nothing_simulated():
+    """P(disagrees | false) = P(both ends all interpolate at 0.9) = 0.81^n, so P(inconclusive | false) =
+    1 - 0.81^n - 0.09^n; exact, so no simulated tiers (sims 0)."""
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import rates
+
+    for n in (2, 3, 5):
+        oc = rates(n)
+        assert oc.inconclusive_false == pytest.approx(1 - 0.81**n - 0.09**n) and oc.sims == 0 and oc.n == n
+
+
+def test_a_run_that_interpolated_and_then_diverged_fails():
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import _ends
+
+    run = {"tau_interp": 3, "final_train_acc": 1.0}
+    ends = _ends({"sigma_w": [0.25, 2.5], "runs": [{**run, "sigma_w": 0.25, "diverged_epoch": None},
+                                                    {**run, "sigma_w": 2.5, "diverged_epoch": 5}]})
+    assert (ends["smallest"]["interpolate"], ends["largest"]["interpolate"], ends["largest"]["diverged"]) == (1, 0, 1)
+
+
+def test_the_check_names_the_deep_groups_or_that_it_needs_them():
+    assert CLAIM.evidence(group_runs(group(accuracy=lambda s, k: 0.5)), "").check == "needs ResNet-56/110 groups"
+    assert evidence(deep("resnet56", lambda s, k: s < 1)).check.startswith("resnet56 width 0.25")
+
+
+def test_the_estimate_is_the_deciding_architecture_s_and_names_its_seeds():
+    v = verdict(deep("resnet56", lambda s, k: s < 1), deep("resnet110", lambda s, k: True))
+    e = v.numbers["estimate"]
+    assert v.verdict == "disagrees" and "resnet110" in e.quantity and e.seeds.startswith("0 1 2")

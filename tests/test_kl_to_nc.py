@@ -133,6 +133,27 @@ def test_deep_means_from_deep_from_on():
 
 
 
+def test_each_bound_exactly_is_on_the_claim_s_side_of_lyapunov_and_against_divergence():
+    """A shallow rise of exactly 1e-9 (from 0 to 1e-9: exact) is no rise; a deep growth of exactly 10-fold
+    (0.5 to 5.0: exact) is no divergence (the claim says over 10-fold)."""
+    assert CLAIM.judge(_evidence(shallow=(0.05, 0.02, 0.0, 1e-9))).verdict == "agrees"
+    v = CLAIM.judge(_evidence(deep=(0.5, 1.0, 2.0, 3.0, 5.0)))
+    assert v.verdict == "disagrees" and v.reason == "no divergence for L = [3, 4]"
+
+
+def test_a_flat_step_at_the_end_is_not_rising():
+    v = CLAIM.judge(_evidence(deep=(0.05, 0.1, 1.0, 3.0, 3.0)))
+    assert v.verdict == "disagrees" and v.reason == "no divergence for L = [3, 4]"
+
+
+def test_without_a_shallow_or_a_deep_run_or_with_a_failed_one_it_is_inconclusive_and_says_why():
+    ev = _evidence()
+    for keep in (lambda r: r.L != 1, lambda r: r.L < 3):
+        v = CLAIM.judge(Evidence("synthetic", Measured(tuple(filter(keep, ev.data.runs)), deep_from=3)))
+        assert v.verdict == "inconclusive" and v.reason == "needs an L = 1 run and one with L >= 3"
+    assert CLAIM.judge(_evidence(success=False)).reason == "L = 3: Excess work done"
+
+
 def test_claim_end_to_end_on_a_small_config(store, tmp_path):
     ctx = Context(store=store, out=tmp_path, progress=False)
     ev = CLAIM.measure(ctx, Config(K=4, depths=(1, 3), scale=1e-3, margin=12.0, t_end=1e10))

@@ -235,3 +235,151 @@ def test_a_failed_premise_or_a_missing_interval_is_inconclusive():
     assert mr.decide([_part(lambda n: 0.0)], premise="no baseline").verdict == "inconclusive"
     missing = mr.Part("x", interval(math.nan, math.nan), 0.3, True, "inconclusive")
     assert mr.decide([missing]).reason.startswith("no interval")
+
+
+# -- the rules' conditions one at a time and their bounds (issue 29 item 7) --------------------------
+
+
+def test_the_pre_registered_gates_are_the_registered_numbers():
+    """RESULTS.md "Spec B pre-registration": seed noise 1, growth 1, wrong-direction rate 0.05."""
+    assert (float(mr.NOISE), float(mr.GROWS), float(mr.MAX_WRONG)) == (1.0, 1.0, 0.05)
+
+
+@pytest.mark.parametrize("lo, hi, below, expected", [
+    (0.2, 0.4, True, "inconclusive"), (0.4, 0.6, True, "inconclusive"),  # touching the bound decides nothing
+    (0.4, 0.6, False, "inconclusive"), (0.2, 0.4, False, "inconclusive"),
+    (0.1, math.nan, True, "inconclusive"), (0.5, math.nan, False, "inconclusive"),
+])
+def test_an_interval_touching_the_bound_or_without_an_end_is_inconclusive(lo, hi, below, expected):
+    assert mr.side(interval(lo, hi), 0.4, below) == expected
+
+
+@pytest.mark.parametrize("below", [True, False])
+def test_the_vectorised_sides_are_side_elementwise(below):
+    """``_sides`` (the simulations' rule) against ``side`` at generic points and on the bound itself."""
+    ends = [(0.1, 0.3), (0.5, 0.7), (0.3, 0.5), (0.2, 0.4), (0.4, 0.6)]
+    agree, disagree = mr._sides(np.array([lo for lo, _ in ends]), np.array([hi for _, hi in ends]), 0.4, below)
+    expected = [mr.side(interval(lo, hi), 0.4, below) for lo, hi in ends]
+    assert [("agrees" if a else "disagrees" if d else "inconclusive") for a, d in zip(agree, disagree)] == expected
+
+
+def test_the_worlds_sit_a_factor_either_side_of_the_bound():
+    assert mr._worlds(0.4, True, 2.0) == (0.2, 0.8) and mr._worlds(0.4, False, 2.0) == (0.8, 0.2)
+    for world in (1.0, 0.9):
+        with pytest.raises(ParameterError, match="world"):
+            mr._worlds(0.4, True, world)
+
+
+def test_claim_oc_caps_the_union_bound_at_one_and_the_inconclusive_rate_at_zero():
+    """P(disagrees | true) 0.6 + 0.5 capped at 1; P(inconclusive | true) 1 - 0.1 x 0.1 - 1 < 0 floored at 0."""
+    parts = [mr.Part("a", interval(0, 1), 1, True, "agrees", mr.OC(0.01, 0.6, 0.3, 0.2, 100, 8)),
+             mr.Part("b", interval(0, 1), 1, True, "agrees", mr.OC(0.02, 0.5, 0.4, 0.1, 100, 8))]
+    oc = mr.claim_oc(parts)
+    assert (oc.disagree_true, oc.inconclusive_true) == (1.0, 0.0)
+    assert mr.claim_oc([]) is None
+
+
+def _calls(threshold: int, flat: dict | None = None, first: float = 0.5, sims: int = 100, passing: float = 0.0):
+    """A ``rates`` whose wrong-direction rate is ``first`` below ``threshold`` seeds (``flat`` overrides
+    it at given n) and ``passing`` from it, recording the n it is asked at."""
+    asked = []
+
+    def rates(n):
+        asked.append(n)
+        return mr.OC((flat or {}).get(n, first if n < threshold else passing), 0.0, 0.0, 0.0, sims, n)
+
+    return rates, asked
+
+
+def test_seeds_needed_doubles_then_bisects_between_the_last_failing_and_the_first_passing_n():
+    rates, asked = _calls(11)
+    assert mr.seeds_needed(rates, 4) == 11 and asked == [4, 8, 16, 12, 10, 11]
+    assert mr.seeds_needed(_calls(11, passing=0.05)[0], 4) == 11  # a rate of exactly 0.05 passes while bisecting
+    assert mr.seeds_needed(_calls(64)[0], 4) == 64  # the default ceiling, 64 seeds, is reached
+    assert mr.seeds_needed(_calls(70)[0], 4) is None  # beyond it: None
+
+
+@pytest.mark.parametrize("rate, needed", [(0.05, 4), (0.045, 4), (0.055, None)])
+def test_a_wrong_direction_rate_at_most_0_05_needs_no_more_seeds(rate, needed):
+    """0.05 exactly passes; 0.045 and 0.055 (10% either side) put a gate moved by 20% on the other side."""
+    rates = lambda n: mr.OC(rate, 0.0, 0.0, 0.0, 100, n)  # noqa: E731
+    assert mr.seeds_needed(rates, 4) == needed
+
+
+@pytest.mark.parametrize("flat_after, at_8, expected", [
+    (2, 0.4, "not reachable by seeds"),  # at 2 x start, exactly first - 2 se (0.5 - 2 x 0.05): flat
+    (2, 0.38, 16),  # 0.38 < 0.4: it falls, more seeds are tried
+    (4, 0.5, 16),  # flat at 8 seeds, but 8 < 4 x start: not yet judged flat
+    (2, 0.03, 8),  # passes at 8: never flat
+    (2, 0.05, 8),  # passes exactly at the gate
+])
+def test_not_reachable_by_seeds_needs_each_condition(flat_after, at_8, expected):
+    """first rate 0.5 at 100 simulations: se = sqrt(0.5 x 0.5 / 100) = 0.05 exactly, 0.5 - 2 se = 0.4."""
+    rates, _ = _calls(16, flat={4: 0.5, 8: at_8})
+    assert mr.seeds_needed(rates, 4, flat_after=flat_after) == expected
+
+
+def test_not_reachable_reads_the_rate_at_start_less_two_standard_errors():
+    """first rate 0.06 at 100 simulations (se 0.0237): 0.03 or 0.05 at 8 seeds passes the gate, it is not flat."""
+    for at_8 in (0.03, 0.05):  # below the gate, and on it: passing, not flat
+        rates, _ = _calls(8, flat={4: 0.06, 8: at_8}, first=0.06)
+        assert mr.seeds_needed(rates, 4, flat_after=2) == 8
+
+
+def _gate_part(n=4, sims=100, rates=lambda n: mr.OC(0.01, 0.0, 0.0, 0.0, 100, n), oc=None, lo=0.1, outcome="agrees"):
+    return mr.Part("x", interval(lo, 0.2), 0.3, True, outcome, oc, rates, n, math.nan, sims)
+
+
+@pytest.mark.parametrize("part, simulated", [
+    (_gate_part(n=2), True),
+    (_gate_part(oc=mr.OC(0.2, 0.0, 0.0, 0.0, 10, 4)), False),  # simulated once
+    (_gate_part(sims=0), False),
+    (_gate_part(rates=None), False),
+    (_gate_part(n=1), False),
+    (_gate_part(lo=math.nan), False),
+])
+def test_a_part_is_simulated_only_with_an_interval_sims_rates_and_two_seeds(part, simulated):
+    out = mr._simulated(part)
+    assert (out.oc == part.rates(part.n)) if simulated else (out.oc == part.oc)
+
+
+def test_the_primary_part_is_the_first_disagreeing_else_the_first_not_agreeing():
+    a, i, d = (mr.Part(w, interval(0, 1), 1, True, w) for w in ("agrees", "inconclusive", "disagrees"))
+    assert mr.Decision("x", "", (a, i, d), None).primary is d
+    assert mr.Decision("x", "", (a, i), None).primary is i
+    assert mr.Decision("x", "", (a, a), None).primary is a
+    assert mr.Decision("x", "", (), None).primary is None
+
+
+def test_decide_names_what_decided():
+    d = mr.Part("d", interval(0.5, 0.7), 0.3, True, "disagrees", mr.OC(0.0, 0.0, 0.0, 0.0, 100, 4))
+    a = mr.Part("a", interval(0.1, 0.2), 0.3, True, "agrees", mr.OC(0.0, 0.0, 0.0, 0.0, 100, 4))
+    assert mr.decide([a, d]).reason == "a part disagrees: d"
+    assert mr.decide([a]).reason == "every part agrees"
+    assert mr.decide([]).reason == "no interval for any part"
+    no_hi = mr.Part("h", ms.Interval(0.15, 0.1, math.nan), 0.3, True, "inconclusive")
+    no_lo = mr.Part("l", ms.Interval(0.15, math.nan, 0.2), 0.3, True, "inconclusive")
+    assert mr.decide([no_hi]).reason == "no interval for h" and mr.decide([no_lo]).reason == "no interval for l"
+
+
+def test_a_claim_level_wrong_direction_rate_of_exactly_0_05_is_not_underpowered():
+    assert mr.decide([_gate_part(rates=lambda n: mr.OC(0.05, 0.0, 0.0, 0.0, 100, n))]).verdict == "agrees"
+
+
+def test_decide_without_simulation_keeps_the_rule_and_states_no_rates():
+    part = _gate_part(rates=lambda n: mr.OC(0.5, 0.0, 0.0, 0.0, 100, n))
+    d = mr.decide([part], simulate=False)
+    assert d.verdict == "agrees" and d.oc is None and d.parts[0].oc is None
+    preset = _gate_part(oc=mr.OC(0.5, 0.0, 0.0, 0.0, 100, 4))
+    assert mr.decide([preset], simulate=False).oc is None
+
+
+@pytest.mark.parametrize("part, needed, said", [
+    (_gate_part(n=2, rates=lambda n: mr.OC(0.5 if n < 4 else 0.0, 0.0, 0.0, 0.0, 100, n)), 4, "P(agrees | false) 0.500"),
+    (_gate_part(n=1, oc=mr.OC(0.5, 0.0, 0.0, 0.0, 100, 1)), None, "P(agrees | false) 0.500"),  # one seed: none named
+    (_gate_part(rates=None, oc=mr.OC(0.5, 0.0, 0.0, 0.0, 100, 4)), None, "> 64"),  # no simulation to ask
+    (_gate_part(n=1), None, "not simulated"),
+])
+def test_an_underpowered_decision_names_the_seeds_only_where_it_can(part, needed, said):
+    d = mr.decide([part])
+    assert d.verdict == "inconclusive" and d.needed == needed and said in d.reason

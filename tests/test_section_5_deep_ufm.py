@@ -73,6 +73,17 @@ def test_verdict(expected, evidence):
     assert CLAIM.judge(evidence).verdict == expected
 
 
+@pytest.mark.parametrize("step, expected", [(0.11, "agrees"), (0.09, "inconclusive")])
+@pytest.mark.parametrize("where", ["depth", "width"])
+def test_the_trend_step_is_0_1_rank_units_a_step_10_percent_either_side_decides(step, expected, where):
+    """The smallest step of the grid 0.09 or 0.11 rank units (from L = 3 to 6 at d = 16, or from d = 16 to 64
+    at L = 6): a bound moved by 20% (0.08 or 0.12) flips one of these."""
+    assert CLAIM.threshold("trend_step") == 0.1
+    last = [5.0 - step, 5.5] if where == "depth" else [3.0, 3.0 + step]
+    grid = [[8.0, 8.5], [5.0, 6.0], last]
+    assert CLAIM.judge(_evidence(grid)).verdict == expected
+
+
 def test_render_shows_grid_and_nc_table(tmp_path, store):
     from implicitbias.claims import Context
 

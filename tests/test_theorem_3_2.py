@@ -13,6 +13,7 @@ matrices (N = L + 1).
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -210,3 +211,34 @@ def test_a_rank_three_matrix_below_the_kgon_in_the_limit_is_not_better():
 def test_verdict_disagrees_when_something_beats_the_kgon():
     v = CLAIM.judge(Evidence("s", Measured((_cell(), _cell(K=6, best=2.9, key="", rank=3)))))
     assert v.verdict == "disagrees" and "(6, 30)" in v.reason
+
+
+def _at_exact(best, exact, rank=2, key="kgon", L=30):
+    """A cell whose exact K-gon value is ``exact`` (below 1 in size: the difference is absolute)."""
+    return replace(_cell(K=6, L=L, best=best, key=key, rank=rank), kgon_exact=exact)
+
+
+@pytest.mark.parametrize("best, expected", [(0.5 + 0.9e-6, "agrees"), (0.5 + 1.1e-6, "inconclusive"),
+                                            (-0.5 + 0.9e-6, "agrees"), (-0.5 + 1.1e-6, "inconclusive")])
+def test_an_exact_value_below_one_in_size_is_matched_to_1e_6_absolute(best, expected):
+    """The difference is divided by max(1, |exact|): at exact +-0.5 it is absolute, so a floor moved by 20%
+    (0.8 or 1.2) turns 0.9e-6 into 1.125e-6 or 1.1e-6 into 0.917e-6 and flips one of these."""
+    exact = 0.5 if best > 0 else -0.5
+    assert CLAIM.judge(Evidence("s", Measured((_cell(), _at_exact(best, exact))))).verdict == expected
+
+
+@pytest.mark.parametrize("L", [30, "inf"])
+def test_a_best_exactly_value_match_below_or_above_the_kgon_is_the_kgon(L):
+    """Exact K-gon 0 (the difference then is the best value itself, no rounding): -1e-6 and +1e-6 exactly
+    are within the match, not better and not missed; a rank-3 best exactly 1e-6 below is not better."""
+    for best in (-1e-6, 1e-6):
+        assert CLAIM.judge(Evidence("s", Measured((_cell(), _at_exact(best, 0.0, L=L))))).verdict == "agrees"
+    rank3 = _at_exact(-1e-6, 0.0, rank=3, key="", L=L)
+    assert CLAIM.judge(Evidence("s", Measured((_cell(), rank3)))).verdict == "inconclusive"
+
+
+def test_a_best_at_the_kgon_value_but_not_named_the_kgon_is_missed_and_named():
+    other = _cell(K=6, key="", rank=2)  # the K-gon's exact value, not the K-gon by its invariants
+    v = CLAIM.judge(Evidence("s", Measured((_cell(), other))))
+    assert v.verdict == "inconclusive"
+    assert v.reason == "the search did not reach the K-gon on its own in [(6, 30, 'rank-3 code')]"

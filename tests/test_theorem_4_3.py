@@ -129,6 +129,42 @@ def test_each_condition_failing_alone_disagrees_and_is_named(numeric, failed):
     assert v.verdict == "disagrees" and v.reason == f"fails: {failed}"
 
 
+def _sigma(K, L):
+    return K * (L - 1) / (L + 1)
+
+
+@pytest.mark.parametrize("numeric", [
+    lambda K, L: _sigma(K, 3) if L == 4 else _sigma(K, L),  # flat from L = 3 to 4
+    lambda K, L: _sigma(K, 3) - 0.5 if L == 4 else _sigma(K, L),  # falls by 0.5 (less than 1) at L = 4
+    lambda K, L: _sigma(K, 3) + 0.5 if L == 2 else _sigma(K, L),  # falls from L = 2 to 3 only
+])
+def test_the_region_must_grow_at_every_depth_step_from_l_2(numeric):
+    v = CLAIM.judge(_evidence(numeric=numeric, closed=numeric))
+    assert v.verdict == "disagrees" and v.reason == "fails: region grows with L"
+
+
+@pytest.mark.parametrize("diff, expected", [(0.9e-6, "agrees"), (1.1e-6, "inconclusive")])
+def test_a_closed_form_below_one_is_matched_to_1e_6_absolute(diff, expected):
+    """The difference is divided by max(1, closed form): a closed form 0.5 (K = 8, L = 2, here) takes the
+    absolute difference, and a floor moved by 20% (0.8 or 1.2) turns 0.9e-6 into 1.125e-6 or 1.1e-6
+    into 0.917e-6, flipping one of these."""
+    line = lambda K, L: 0.5 if (K, L) == (8, 2) else _sigma(K, L)  # noqa: E731
+    assert CLAIM.judge(_evidence(numeric=lambda K, L: line(K, L) + (diff if (K, L) == (8, 2) else 0),
+                                 closed=line)).verdict == expected
+
+
+def test_a_route_difference_of_exactly_1e_6_is_agreement():
+    """Closed form 0 at L = 1 and the numerical root 1e-6 there (the difference exactly the bound, no
+    rounding): the routes agree, so the rule judges, and a root above 0 at L = 1 is not stable."""
+    v = CLAIM.judge(_evidence(numeric=lambda K, L: 1e-6 if L == 1 else _sigma(K, L)))
+    assert v.verdict == "disagrees" and v.reason == "fails: stable at L = 1"
+
+
+def test_the_thresholds_stated_are_the_smallest_k_s_at_every_l_above_1():
+    numbers = CLAIM.judge(_evidence()).numbers
+    assert numbers["sigma_star_K8"] == [_sigma(8, L) for L in (2, 3, 4, 5)]
+
+
 def test_verdict_agrees_on_growing_thresholds():
     assert CLAIM.judge(_evidence()).verdict == "agrees"
 

@@ -146,6 +146,12 @@ def test_inconclusive_without_an_l_1_run_and_only_l_1_counts_as_shallow():
 
 
 
+def test_a_failed_run_is_named_in_the_reason():
+    v = CLAIM.judge(_evidence(success=False))
+    assert v.verdict == "inconclusive" and v.reason == "L = 1: LSODA failed"
+    assert CLAIM.judge(_evidence(reached=False)).reason == "L = 2 never reached S = 0.16; L = 3 never reached S = 0.16"
+
+
 def test_a_growth_of_1_5_exactly_is_amplified():
     """The bound is strict from below: S_max/S_min from 1 to 1.5 (exact in binary) counts as amplified."""
     ev = _evidence()
