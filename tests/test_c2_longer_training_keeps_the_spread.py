@@ -134,17 +134,17 @@ def _premise(ratio=None, clocks=None, n=None, snr_lo=None):
     """C2's premise at the end checkpoint on the agreeing evidence with one input replaced."""
     from dataclasses import replace
 
-    d = dict(evidence(noisy(0.04, draw=1)).data)
-    short, long = d["memory"]["end"]
+    d = evidence(noisy(0.04, draw=1)).data
+    short, long = d.memory["end"]
     if n is not None:
         short = replace(short, n=n)
     if snr_lo is not None:
         short = replace(short, snr=replace(short.snr, lo=snr_lo))
-    d["memory"] = {**d["memory"], "end": (short, long)}
+    d = replace(d, memory={**d.memory, "end": (short, long)})
     if ratio is not None:
-        d["ratio"] = ratio
+        d = replace(d, ratio=ratio)
     if clocks is not None:
-        d["clocks"] = {**d["clocks"], "end": clocks}
+        d = replace(d, clocks={**d.clocks, "end": clocks})
     return CLAIM.parts(d, "end", 0)[1]
 
 

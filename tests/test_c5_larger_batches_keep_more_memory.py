@@ -85,11 +85,11 @@ def _premise(batches=BATCHES, seeds=SEEDS8, largest_m=None):
     """C5's premise at the all-checkpoint minimum (the largest batch's memory replaced if given)."""
     from dataclasses import replace
 
-    d = dict(evidence(lambda b: RISING[b], seeds=seeds, batches=batches).data)
+    d = evidence(lambda b: RISING[b], seeds=seeds, batches=batches).data
     if largest_m is not None:
-        mems = list(d["memory"]["all"])
+        mems = list(d.memory["all"])
         mems[-1] = replace(mems[-1], m=largest_m)
-        d["memory"] = {**d["memory"], "all": mems}
+        d = replace(d, memory={**d.memory, "all": mems})
     return CLAIM.parts(d, "all", 0)[1]
 
 

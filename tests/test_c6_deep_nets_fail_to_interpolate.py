@@ -160,12 +160,16 @@ def test_the_exact_rates_in_the_false_world_and_nothing_simulated():
 
 
 def test_a_run_that_interpolated_and_then_diverged_fails():
-    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import _ends
+    from dataclasses import replace
 
-    run = {"tau_interp": 3, "final_train_acc": 1.0}
-    ends = _ends({"sigma_w": [0.25, 2.5], "runs": [{**run, "sigma_w": 0.25, "diverged_epoch": None},
-                                                    {**run, "sigma_w": 2.5, "diverged_epoch": 5}]})
-    assert (ends["smallest"]["interpolate"], ends["largest"]["interpolate"], ends["largest"]["diverged"]) == (1, 0, 1)
+    from implicitbias.claims.forgetting.c6_deep_nets_fail_to_interpolate import DeepGroup
+    from implicitbias.validation.analysis import RunRow, summarise
+
+    summary = summarise(group_runs(deep("resnet56", lambda s, k: True))[0])
+    runs = (RunRow(0.25, 0, None, None, tau_interp=3, final_train_acc=100.0),
+            RunRow(2.5, 0, 5, "non-finite values", tau_interp=3, final_train_acc=100.0))
+    ends = DeepGroup.of(replace(summary, sigma_w=(0.25, 2.5), runs=runs))
+    assert (ends.smallest.interpolate, ends.largest.interpolate, ends.largest.diverged) == (1, 0, 1)
 
 
 def test_the_check_names_the_deep_groups_or_that_it_needs_them():
