@@ -204,3 +204,85 @@ def test_one_seed_is_judged_and_drawn(tmp_path):
     assert v.verdict == "inconclusive" and "complete seeds" in v.reason
     text = CLAIM.render(Context(store=None, out=tmp_path, progress=False), ev, v)
     assert "(sd nan)" in text and (tmp_path / "figures/c7_sgd.png").exists()
+
+
+# -- the rule's conditions one at a time, and its bounds exactly (issue 29 item 7) --------------------
+
+AGREES = SYNTHETIC_VERDICTS[0][1]
+
+
+def _oc(agree_false=0.01, disagree_true=0.01, agree_true=0.9, coverage=0.96, level=cd.LEVEL):
+    return cd.OC(agree_true, disagree_true, agree_false, "rival", coverage, level, 400, 4, "normal")
+
+
+def _direction(d):
+    design = cd.Design.of(d.clock, d.axes)
+    return design, cd.direction_test(design, [list(r) for r in d.table], level=cd.LEVEL, fraction=0.5)
+
+
+def test_a_direction_needs_three_groups_and_three_crossed_groups_are_a_grid():
+    two = evidence(grid_groups(by_clock, clocks=(0.05, 0.2), epochs=(6,)))
+    assert CLAIM.premise(two.data)[0] == "2 groups in the sgd family: a direction needs a grid"
+    (three,) = CLAIM.evidences(grid_groups(by_clock, clocks=(0.05, 0.2), epochs=(3, 6))[:3])
+    assert len(three.data.points) == 3 and not CLAIM.premise(three.data)[0].startswith("3 groups")
+
+
+def test_a_change_of_exactly_the_minimum_is_a_direction_to_test():
+    """Column means 0, 0.1 (four seeds of 0.1 sum and divide exactly) and 0.05: a range of exactly 0.1."""
+    from dataclasses import replace
+
+    columns = [0.0, 0.1] + [0.05] * (len(AGREES.data.points) - 2)
+    d = replace(AGREES.data, table=tuple(tuple(columns) for _ in range(4)))
+    assert CLAIM.threshold("min_change") == 0.1 and CLAIM.premise(d)[0] == ""
+    d = replace(d, table=tuple(tuple(0.99 * c for c in columns) for _ in range(4)))
+    assert CLAIM.premise(d)[0].startswith("radial memory changes by 0.099")
+
+
+@pytest.mark.parametrize("agree_false, underpowered", [(0.05, False), (0.0501, True)])
+def test_a_simulated_wrong_direction_rate_of_exactly_5_percent_is_not_underpowered(monkeypatch, agree_false,
+                                                                                   underpowered):
+    monkeypatch.setattr(CLAIM, "simulated", lambda design, table, fraction: [_oc(agree_false), _oc()])
+    monkeypatch.setattr(c7.mr, "seeds_needed", lambda *a, **k: 12)
+    v = CLAIM.judge(AGREES)
+    assert v.verdict == ("inconclusive" if underpowered else "agrees")
+    assert v.reason.startswith("underpowered") == underpowered and ("seeds needed: 12" in v.reason) == underpowered
+    e = v.numbers["estimate"]
+    assert (e.agree_false, e.disagree_true, e.inconclusive) == pytest.approx((agree_false, 0.01, 1 - 0.9 - 0.01))
+
+
+def test_the_stability_on_seed_halves_is_appended_to_the_reason():
+    from dataclasses import replace
+
+    v = CLAIM.judge(replace(AGREES, data=replace(AGREES.data, halves=[])))
+    assert v.reason.endswith("; stability: not judged on seed halves (a group has fewer than 2 x 3 seeds)")
+    assert "stability" not in CLAIM.judge(replace(AGREES, data=replace(AGREES.data, halves=None))).reason
+
+
+@pytest.mark.parametrize("covering, level", [(0, cd.LEVELS[0]), (2, cd.LEVELS[2]), (None, cd.LEVELS[-1])])
+def test_the_simulation_takes_the_narrowest_level_that_covers_else_the_widest(monkeypatch, covering, level):
+    def levels(design, table, sims, noise, fraction):
+        return [_oc(coverage=0.96 if j == covering else 0.5, level=lev) for j, lev in enumerate(cd.LEVELS)]
+
+    monkeypatch.setattr(c7.cd, "simulate_levels", levels)
+    design, _ = _direction(AGREES.data)
+    assert {oc.level for oc in CLAIM.simulated(design, AGREES.data.table, 0.5)} == {level}
+
+
+def test_the_measured_text_marks_the_rivals_that_contain_the_clock():
+    from dataclasses import replace
+
+    design, test = _direction(AGREES.data)
+    test = replace(test, rivals=(cd.Angle("near", 0.5), cd.Angle("far", 40.0)))
+    text = CLAIM.describe(AGREES.data, design, test, test.bound, [])
+    assert "rivals' angles: near +0.5 (contains the clock here: not used), far +40.0;" in text
+
+
+def test_the_exponent_ratios_need_two_exponents_and_a_first_one_not_zero():
+    from dataclasses import replace
+
+    design, test = _direction(AGREES.data)
+    text = c7._profiles_text(design, test)
+    assert text.startswith("; exponent ratios ") and f", {test.clock} " in text.split(" data ")[1]
+    assert c7._profiles_text(design, replace(test, exponents=test.exponents[:1])) == ""
+    zero = (replace(test.exponents[0], estimate=0.0), *test.exponents[1:])
+    assert c7._profiles_text(design, replace(test, exponents=zero)) == ""

@@ -283,8 +283,7 @@ class C7(fg.GroupClaim):
         else:
             verdict = inconclusive(f"the angle's interval straddles the bound {bound:.3g} degrees", measured, **numbers)
         needed = None
-        wrong = max((oc.wrong for oc in ocs), default=0.0)
-        if ocs and wrong > float(mr.MAX_WRONG):
+        if ocs and max(oc.wrong for oc in ocs) > float(mr.MAX_WRONG):
             worst = max(ocs, key=lambda oc: oc.wrong)
             needed = mr.seeds_needed(lambda k: cd.simulate(design, table, SEARCH_SIMS, n=k, noise=worst.noise,
                                                            level=level, fraction=fraction), len(table), flat_after=4)
