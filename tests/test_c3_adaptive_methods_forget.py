@@ -164,3 +164,49 @@ SYNTHETIC_VERDICTS = [  # read by tests/test_claims_layer.py: every outcome of t
     ("inconclusive", evidence((ADAM, forgets()), baseline=group(accuracy=SGD, seeds=SEEDS8, tau=None, train_acc=0.8))),
     ("not run", evidence()),
 ]
+
+
+# -- the shared rule (forgetting_claim.py) one condition at a time (issue 29 item 7) ------------------
+
+
+def test_not_run_without_a_low_lr_sgd_baseline_even_with_adaptive_groups():
+    v = CLAIM.judge(evidence((ADAM, forgets()), baseline=[]))
+    assert v.verdict == "not run" and "needs low-lr SGD and adaptive groups" in v.reason
+
+
+def _parts(n=None, ref_n=None, ref_m=None, ref_lo=None):
+    """C3's parts and premise at the interpolating checkpoint, Adam's memory or the baseline's replaced."""
+    from dataclasses import replace
+
+    d = evidence((ADAM, forgets())).data
+    cp = "interpolating"
+    ref = d.memory[cp]
+    ref = replace(ref, n=ref.n if ref_n is None else ref_n, m=ref.m if ref_m is None else ref_m,
+                  snr=ref.snr if ref_lo is None else replace(ref.snr, lo=ref_lo))
+    mems = d.group_memory[0]
+    if n is not None:
+        mems = {**mems, cp: replace(mems[cp], n=n)}
+    d = replace(d, memory={**d.memory, cp: ref}, group_memory=(mems,))
+    parts, premise = CLAIM.parts(d, cp, 0)
+    return [p.what for p in parts], premise
+
+
+@pytest.mark.parametrize("n, thin", [(3, False), (2, True)])
+def test_three_complete_seeds_of_a_group_are_enough(n, thin):
+    whats, premise = _parts(n=n)
+    assert premise.startswith("fewer than 3 complete seeds: adam") == thin
+    assert ("adam lr 0.1" in " ".join(whats)) != thin
+
+
+@pytest.mark.parametrize("ref_n, ref_m, ratio", [(8, 0.5, True), (8, 0.0, False), (1, 0.5, False)])
+def test_a_memory_ratio_needs_a_usable_baseline_with_positive_memory(ref_n, ref_m, ratio):
+    whats, _ = _parts(ref_n=ref_n, ref_m=ref_m)
+    assert any("memory ratio r" in w for w in whats) == ratio
+    assert any("norm slope" in w for w in whats)
+
+
+@pytest.mark.parametrize("ref_n, ref_lo, none", [(8, 0.5, False), (8, 0.0, True), (1, 0.5, True)])
+def test_the_baseline_must_be_usable_and_its_interval_above_0(ref_n, ref_lo, none):
+    """s's interval from 0.5 (between 0 and 1) is memory; one reaching 0, or a table of one seed, is not."""
+    _, premise = _parts(ref_n=ref_n, ref_lo=ref_lo)
+    assert (premise == "the low-lr SGD baseline shows no memory beyond seed noise (its interval reaches 0)") == none
