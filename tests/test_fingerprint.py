@@ -129,7 +129,7 @@ def _versioned_cells():
         "phase search": (phase.SEARCH_KIND, phase.search_column, "implicitbias.numerics.maxmargin.spherical"),
         "GD census": (gd_census.KIND, gd_census.census_cell, "implicitbias.numerics.maxmargin.symmetry"),
         "GD cross-check": (gd_crosscheck.KIND, gd_crosscheck.gd_crosscheck, "implicitbias.theory.polytopes"),
-        "modified flow": (modified_flows.KIND, modified_flows.flow_record, "implicitbias.theory.schedules"),
+        "modified flow": (modified_flows.KIND, modified_flows.flow_record, "implicitbias.theory.display"),
     }
 
 

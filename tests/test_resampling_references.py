@@ -38,16 +38,16 @@ def test_mean_ci_ends_are_the_tail_quantiles_of_the_exact_bootstrap_distribution
     exact = _exact_bootstrap(SKEWED)
     r = rs.mean_ci(SKEWED.tolist(), level=level)
     tail = (1 - level) / 2
-    assert abs(np.mean(exact < r["lo"]) - tail) < _tolerance(tail)
-    assert abs(np.mean(exact > r["hi"]) - tail) < _tolerance(tail)
-    assert r["estimate"] == pytest.approx(SKEWED.mean())
+    assert abs(np.mean(exact < r.lo) - tail) < _tolerance(tail)
+    assert abs(np.mean(exact > r.hi) - tail) < _tolerance(tail)
+    assert r.estimate == pytest.approx(SKEWED.mean())
 
 
 def test_mean_ci_is_scipys_percentile_bootstrap_on_the_same_resamples():
     ci = scipy_bootstrap((SKEWED,), np.mean, n_resamples=1999, method="percentile", vectorized=True, batch=100,
                          rng=np.random.default_rng(0)).confidence_interval
     r = rs.mean_ci(SKEWED.tolist())
-    assert (r["lo"], r["hi"]) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert (r.lo, r.hi) == pytest.approx((ci.low, ci.high), rel=1e-12)
 
 
 def test_mean_ci_rows_ends_are_the_tail_quantiles_of_each_rows_exact_bootstrap():
@@ -67,9 +67,9 @@ def test_bootstrap_of_two_independent_samples_matches_their_exact_joint_bootstra
     a, b = np.array([0.2, 1.5, 0.4, 0.9]), np.array([2.5, 0.3, 1.1, 3.8, 1.6])
     exact = np.subtract.outer(_exact_bootstrap(b), _exact_bootstrap(a)).ravel()
     r = rs.bootstrap([a, b], lambda x, y: y.mean(axis=-1) - x.mean(axis=-1), level=0.9)
-    assert r["estimate"] == pytest.approx(b.mean() - a.mean()) and r["n"] == 4
-    assert abs(np.mean(exact < r["lo"]) - 0.05) < _tolerance(0.05)
-    assert abs(np.mean(exact > r["hi"]) - 0.05) < _tolerance(0.05)
+    assert r.estimate == pytest.approx(b.mean() - a.mean()) and r.n == 4
+    assert abs(np.mean(exact < r.lo) - 0.05) < _tolerance(0.05)
+    assert abs(np.mean(exact > r.hi) - 0.05) < _tolerance(0.05)
 
 
 X7 = [0.3, 1.2, 0.8, 2.5, 1.9, 0.1, 1.4]
@@ -138,13 +138,13 @@ def test_bootstrap_resamples_two_row_samples_too(b):
     a, b = np.array([0.4, 1.7]), np.array(b)
     exact = np.subtract.outer(_exact_bootstrap(b), _exact_bootstrap(a)).ravel()
     r = rs.bootstrap([a, b], lambda x, y: y.mean(axis=-1) - x.mean(axis=-1), level=0.8)
-    assert r["lo"] < r["estimate"] < r["hi"] and r["n"] == 2
-    _within_tails(exact, r["lo"], r["hi"], 0.1)
+    assert r.lo < r.estimate < r.hi and r.n == 2
+    _within_tails(exact, r.lo, r.hi, 0.1)
 
 
 def test_an_empty_sample_gives_nan_with_no_seeds_and_the_default_seed_is_zero_everywhere():
     empty = rs.bootstrap([[], [1.0, 2.0]], lambda x, y: y.mean(axis=-1))
-    assert empty["n"] == 0 and math.isnan(empty["lo"]) and math.isnan(empty["estimate"])
+    assert empty.n == 0 and math.isnan(empty.lo) and math.isnan(empty.estimate)
     rows = np.array([SKEWED, SKEWED[::-1] ** 2])
     default, zero, one = rs.mean_ci_rows(rows), rs.mean_ci_rows(rows, seed=0), rs.mean_ci_rows(rows, seed=1)
     assert np.array_equal(default[0][0], zero[0][0]) and not np.array_equal(default[0][0], one[0][0])
