@@ -12,15 +12,9 @@ from implicitbias.numerics.metrics.memory_stats import Interval
 from implicitbias.numerics.metrics.radial_memory import RadialMemory
 
 
-class _Summary(SimpleNamespace):
-    """A group summary read by key or by attribute (the fields ``regime_misses`` reads)."""
-
-    def __getitem__(self, key):
-        return getattr(self, key)
-
-
 def _summary(label, interpolated=4, runs=4):
-    return _Summary(label=label, all_interpolate=interpolated == runs, n_interpolated=interpolated, n_runs=runs)
+    """The fields of a group summary that ``regime_misses`` reads."""
+    return SimpleNamespace(label=label, all_interpolate=interpolated == runs, n_interpolated=interpolated, n_runs=runs)
 
 
 def _radial(slope, x_hi=10.0):

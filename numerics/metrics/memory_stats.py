@@ -418,8 +418,12 @@ class SlopeTable:
     def values(self) -> list[float]:
         """The per-seed slopes (``slopes`` of each row's present cells)."""
         x = np.asarray(self.x, dtype=float)
-        rows = np.asarray(self.y, dtype=float).reshape(len(self.y), len(x))
-        return [float(slopes(row[ok], x[ok])) for row in rows for ok in [~np.isnan(row)] if len(np.unique(x[ok])) >= 2]
+        out = []
+        for row in np.asarray(self.y, dtype=float).reshape(len(self.y), len(x)):
+            ok = ~np.isnan(row)
+            if len(np.unique(x[ok])) >= 2:
+                out.append(float(slopes(row[ok], x[ok])))
+        return out
 
     def _complete(self) -> tuple[np.ndarray, np.ndarray]:
         """The complete part of the table (``complete``) and the x of its kept columns."""

@@ -37,10 +37,10 @@ from implicitbias.claims.forgetting.roles import Roles, roles
 from implicitbias.claims.forgetting.experiments import (DEEP, FASHION_MNIST, HORIZONS, REPORT_TIERS, TOY, Experiment, Plan,
                                                        experiment, shallow_blocks)
 from implicitbias.claims.forgetting.training import measure_groups
-from implicitbias.claims.forgetting.wording import fmt_ci, fmt_failures, memory_verdict, span, stability
+from implicitbias.claims.forgetting.wording import fmt_ci, fmt_failures, memory_verdict, span, stability, stated
 
 __all__ = [
     "DEEP", "Experiment", "experiment", "TOY", "HORIZONS", "FASHION_MNIST", "REPORT_TIERS", "shallow_blocks", "Plan", "MIN_SEEDS",
-    "GroupClaim", "Roles", "roles", "measure_groups", "memory_verdict", "span", "stability", "fmt_ci",
+    "GroupClaim", "Roles", "roles", "measure_groups", "memory_verdict", "span", "stability", "stated", "fmt_ci",
     "fmt_failures",
 ]

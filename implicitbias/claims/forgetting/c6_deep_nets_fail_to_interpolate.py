@@ -197,8 +197,7 @@ class C6(fg.GroupClaim):
             verdict = inconclusive("mixed outcomes, or the smallest sigma_w does not interpolate in the budget: "
                                    + ", ".join(a for a, v in zip(archs, verdicts) if v == "inconclusive"), measured)
         stability = fg.stability(evidence.data.halves, verdict.verdict)
-        reason = verdict.reason + (f"; stability: {stability}" if stability else "")
-        return Verdict(verdict.verdict, reason, measured, {"estimate": replace(estimates[order[0]], stability=stability)})
+        return Verdict(verdict.verdict, fg.stated(verdict.reason, stability), measured, {"estimate": replace(estimates[order[0]], stability=stability)})
 
     def render(self, ctx, evidence: Evidence, verdict: Verdict) -> str:
         deep = evidence.data.deep

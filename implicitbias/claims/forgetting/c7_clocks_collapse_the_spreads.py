@@ -299,8 +299,7 @@ class C7(fg.GroupClaim):
                                1 - worst.agree_true - worst.disagree_true if worst else nan,
                                needed, "end", mr.seed_text(d.seeds),
                                stability)
-        reason = verdict.reason + (f"; stability: {stability}" if stability else "")
-        return Verdict(verdict.verdict, reason, verdict.measured, {**verdict.numbers, "estimate": estimate})
+        return Verdict(verdict.verdict, fg.stated(verdict.reason, stability), verdict.measured, {**verdict.numbers, "estimate": estimate})
 
     def simulated(self, design: cd.Design, table, fraction: float) -> list[cd.OC]:
         """The rule's operating characteristics under each noise model, all at the narrowest level of

@@ -26,11 +26,11 @@ intervals beside them are stated.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from implicitbias.claims import Threshold
 from implicitbias.numerics.metrics.radial_memory import RadialMemory
-from implicitbias.validation.analysis import CHECKPOINTS, Group, radial_memory_of
+from implicitbias.validation.analysis import CHECKPOINTS, Group, GroupSummary, radial_memory_of
 
 __all__ = ["FORGOTTEN_CLOCK", "FORGOTTEN_SLOPE", "KEPT_SLOPE", "NOT_MATCHED", "radial_by_checkpoint", "radial_context",
            "radial_numbers", "regime_misses", "regime_premise"]
@@ -68,7 +68,7 @@ def _slope(r: RadialMemory | None) -> float:
     return math.nan if r is None else r.slope.estimate
 
 
-def regime_misses(baseline: Mapping, base_radial: RadialMemory | None, groups: Sequence[Mapping],
+def regime_misses(baseline: GroupSummary, base_radial: RadialMemory | None, groups: Sequence[GroupSummary],
                   group_radials: Sequence[RadialMemory | None], kept: float | None = None,
                   forgotten: tuple[float, float] | None = None) -> list[str]:
     """The targets the baseline and the compared groups miss (module docstring), as text: with

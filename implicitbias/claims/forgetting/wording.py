@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 from dataclasses import replace
 
 import implicitbias.claims.forgetting.memory_rules as mr  # not "from the package import": it imports this module
@@ -15,7 +16,11 @@ from implicitbias.claims import Verdict
 from implicitbias.claims.forgetting.group_claim import MIN_SEEDS
 from implicitbias.validation.analysis import CHECKPOINTS
 
-__all__ = ["memory_verdict", "span", "stability", "fmt_ci", "fmt_failures"]
+if TYPE_CHECKING:
+    from implicitbias.numerics.metrics.resampling import Interval
+    from implicitbias.validation.analysis import GroupSummary
+
+__all__ = ["memory_verdict", "span", "stability", "stated", "fmt_ci", "fmt_failures"]
 
 
 def stability(halves: Sequence | None, verdict: str) -> str:
@@ -35,6 +40,11 @@ def stability(halves: Sequence | None, verdict: str) -> str:
         return f"both halves give {va} (seeds {span(a)} and {span(b)}, intervals only), the whole set {verdict}"
     return (f"{'same verdict' if va == vb else 'not the same verdict'} on seeds {span(a)} ({va}) and "
             f"{span(b)} ({vb}), intervals only")
+
+
+def stated(reason: str, stable: str) -> str:
+    """A verdict's ``reason`` with its stability on seed halves (``stability``) appended; "" adds nothing."""
+    return f"{reason}; stability: {stable}" if stable else reason
 
 
 def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str, seeds: Sequence[int],
@@ -60,10 +70,8 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
     reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
               + (f" (differs at {', '.join(differ)})" if differ else ""))
     stable = stability(halves, decision.verdict)
-    if stable:
-        reason += f"; stability: {stable}"
     estimate = replace(mr.estimate_of(decision, judged, seeds), stability=stable)
-    return Verdict(decision.verdict, reason, measured, {"estimate": estimate, "beside": beside,
+    return Verdict(decision.verdict, stated(reason, stable), measured, {"estimate": estimate, "beside": beside,
                                                         "parts": decision.parts, **(numbers or {})})
 
 
@@ -73,7 +81,7 @@ def span(seeds: Sequence[int]) -> str:
     return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 2 else ", ".join(map(str, s))
 
 
-def fmt_ci(ci: Mapping, unit: str = "", seeds: bool = True) -> str:
+def fmt_ci(ci: Interval, unit: str = "", seeds: bool = True) -> str:
     """``12.3 [9.1, 15.0] pts, 4 seeds``: an estimate with its 95% CI and n."""
     if ci.n == 0 or math.isnan(ci.estimate):
         return "n/a (no seeds)"
@@ -81,7 +89,7 @@ def fmt_ci(ci: Mapping, unit: str = "", seeds: bool = True) -> str:
     return f"{ci.estimate:.2f} [{ci.lo:.2f}, {ci.hi:.2f}]{unit}{tail}"
 
 
-def fmt_failures(summary: Mapping) -> str:
+def fmt_failures(summary: GroupSummary) -> str:
     """Interpolated and diverged counts of a group summary, naming the diverged runs."""
     text = f"{summary.n_interpolated}/{summary.n_runs} interpolate"
     diverged = [r for r in summary.runs if r.diverged_epoch is not None]
