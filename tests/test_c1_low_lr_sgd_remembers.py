@@ -52,6 +52,15 @@ def test_judges_the_interpolating_checkpoint_not_the_earlier_minimum_or_the_end(
     assert "differs at all, end" in v.reason
 
 
+def test_a_failed_premise_states_the_rules_simulated_rates_as_not_used():
+    runs = group(accuracy=REMEMBERS, seeds=SEEDS8, tau=lambda s, k: None if (s, k) == (2.5, 0) else 2,
+                 train_acc=lambda s, k: 0.8 if (s, k) == (2.5, 0) else 1.0)
+    v = verdict(runs, sims=20)
+    assert v.verdict == "inconclusive" and "premise" in v.reason
+    assert "simulated (20 experiments" in v.measured and "not used: its premise fails" in v.measured
+    assert not math.isnan(v.numbers["estimate"].agree_false)
+
+
 def test_inconclusive_when_some_run_does_not_interpolate():
     runs = group(accuracy=REMEMBERS, seeds=SEEDS8, tau=lambda s, k: None if (s, k) == (2.5, 0) else 2,
                  train_acc=lambda s, k: 0.8 if (s, k) == (2.5, 0) else 1.0)

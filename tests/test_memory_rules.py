@@ -237,6 +237,18 @@ def test_a_failed_premise_or_a_missing_interval_is_inconclusive():
     assert mr.decide([missing]).reason.startswith("no interval")
 
 
+def test_a_failed_premise_still_states_the_rules_simulated_rates_but_they_decide_nothing():
+    """Issue 27: every verdict states its wrong-direction rates, a regime miss included."""
+    risky = mr.decide([_part(lambda n: 0.5)], premise="regime: clocks not matched")
+    assert (risky.verdict, risky.reason, risky.premise) == ("inconclusive", "regime: clocks not matched",
+                                                            "regime: clocks not matched")
+    assert risky.oc is not None and risky.oc.agree_false == 0.5 and risky.needed is None
+    safe = mr.decide([_part(lambda n: 0.01)], premise="no baseline")
+    assert safe.verdict == "inconclusive" and safe.oc.agree_false == 0.01
+    assert mr.decide([_part(lambda n: 0.01)], premise="no baseline", simulate=False).oc is None
+    assert mr.decide([_part(lambda n: 0.01)]).premise == ""
+
+
 # -- the rules' conditions one at a time and their bounds (issue 29 item 7) --------------------------
 
 

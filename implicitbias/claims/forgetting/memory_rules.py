@@ -335,14 +335,16 @@ def mean_part(what: str, table: ms.SlopeTable, bound, below: bool, sims: int = S
 
 @dataclass(frozen=True)
 class Decision:
-    """A rule's decision: verdict, reason, its parts, the claim-level OC and the seeds an
-    underpowered verdict would need (None: enough, or more than 64)."""
+    """A rule's decision: verdict, reason, its parts, the claim-level OC, the seeds an
+    underpowered verdict would need (None: enough, or more than 64) and the failed premise ("" if
+    none: with one, ``oc`` is the rule's at these data and decided nothing)."""
 
     verdict: str
     reason: str
     parts: tuple[Part, ...]
     oc: OC | None
     needed: int | None = None
+    premise: str = ""
 
     @property
     def primary(self) -> Part | None:
@@ -355,16 +357,17 @@ class Decision:
 
 
 def decide(parts: Sequence[Part], premise: str = "", simulate: bool = True) -> Decision:
-    """Combine ``parts`` (``combine``); a failed ``premise`` (its text) makes it inconclusive (and
-    nothing is simulated); with ``simulate``, each part's operating characteristics are simulated and a
-    claim-level wrong-direction rate above MAX_WRONG makes it ``inconclusive (underpowered)`` and
-    names the seeds needed."""
+    """Combine ``parts`` (``combine``); with ``simulate``, each part's operating characteristics are
+    simulated and a claim-level wrong-direction rate above MAX_WRONG makes it ``inconclusive
+    (underpowered)`` and names the seeds needed.  A failed ``premise`` (its text) makes it inconclusive;
+    the rule's rates at these data are still simulated and stated, so a reader sees what the rule
+    would have risked, but they decide nothing."""
     parts = tuple(parts)
-    if premise:  # nothing to simulate: the rule does not judge these data
-        return Decision("inconclusive", premise, parts, None)
     if simulate:
         parts = tuple(_simulated(p) for p in parts)
     oc = claim_oc(parts) if simulate else None
+    if premise:  # the rule does not judge these data
+        return Decision("inconclusive", premise, parts, oc, premise=premise)
     outcome = combine([p.outcome for p in parts])
     missing = [p.what for p in parts if math.isnan(p.interval.lo) or math.isnan(p.interval.hi)]
     if missing or not parts:

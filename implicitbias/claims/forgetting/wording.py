@@ -64,7 +64,8 @@ def memory_verdict(parts_at: Callable[[str, int], tuple[list, str]], judged: str
     oc = decision.oc
     rates = ("OC not simulated" if oc is None else
              f"simulated ({oc.sims} experiments, n = {oc.n}): P(agrees | false) {oc.agree_false:.3f}, P(disagrees | true) "
-             f"{oc.disagree_true:.3f}, P(inconclusive | true) {oc.inconclusive_true:.3f}")
+             f"{oc.disagree_true:.3f}, P(inconclusive | true) {oc.inconclusive_true:.3f}"
+             + (" (the rule's at these data; not used: its premise fails)" if decision.premise else ""))
     measured = "; ".join([mr.describe(p) for p in decision.parts] + [rates] + ([context] if context else []))
     also = ", ".join(f"{cp}: {v}" for cp, v in beside.items())
     reason = (f"{decision.reason} (at the {judged} checkpoint); same rule at {also}"
