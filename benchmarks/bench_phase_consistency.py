@@ -13,8 +13,17 @@ there (K = 2, 3: exact, ``theory.three_classes``; L = 1: the convex dual bound).
 Printed: the table (rows K, columns L): ``=`` where the default value equals the best to a
 relative 1e-6 (``<`` where it is below the best by more), else the relative excess of the
 default over the best; the summary (cells, how many equal, the largest excess, which
-effort/seed found each better value, equal ranks) and CPU time per effort.  Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12]
-[--emax 8] [--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT].
+effort/seed found each better value, equal ranks) and CPU time per effort.
+
+The ledger (``--ledger``, default ``benchmarks/phase_consistency.jsonl``, committed): one JSON line per
+finished search (config, code fingerprint, record).  The sweep runs K by K (all efforts and seeds of
+one K, then the next), appends each K's records to the ledger as soon as they are done, and loads
+the ledger into the store before it starts, so a sweep of many CPU hours carries over from one
+machine or session to the next: a search in the ledger is never repeated.  Records of another code
+fingerprint are loaded under their own fingerprint and count only where ``--code`` pins it.
+
+Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12] [--emax 8]
+[--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT] [--ledger PATH] [--no-table].
 """
 
 from __future__ import annotations
@@ -22,8 +31,10 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import json
 import os
 import time
+from pathlib import Path
 
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
@@ -32,6 +43,29 @@ from implicitbias.numerics.maxmargin.search import SEARCH_KIND, search_cell
 from implicitbias.store import Store, default_store_path
 
 TOL = 1e-6  # relative: "equals the best"
+LEDGER = Path(__file__).with_name("phase_consistency.jsonl")
+
+
+def load_ledger(store: Store, path: Path) -> set[str]:
+    """Put every ledger line into ``store`` (under its own code fingerprint); the keys already in the ledger."""
+    seen = set()
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            if store.get(SEARCH_KIND, entry["config"], code=entry["code"]) is None:
+                store.put(SEARCH_KIND, entry["config"], entry["record"], code=entry["code"])
+            seen.add(json.dumps([entry["config"], entry["code"]], sort_keys=True))
+    return seen
+
+
+def append_ledger(path: Path, seen: set[str], configs: list[dict], records: list[dict], code: str) -> None:
+    """Append the (config, record) pairs of ``code`` not yet in the ledger, one JSON line each."""
+    with path.open("a") as f:
+        for config, record in zip(configs, records):
+            key = json.dumps([config, code], sort_keys=True)
+            if key not in seen:
+                f.write(json.dumps({"config": config, "code": code, "record": record}, sort_keys=True) + "\n")
+                seen.add(key)
 
 
 def main() -> None:
@@ -47,18 +81,28 @@ def main() -> None:
                     help="pin the records to this code fingerprint (a long sweep survives later edits that do not "
                          "change what the search does for K <= 16; the default row is then recomputed with the "
                          "current code and compared)")
+    ap.add_argument("--ledger", type=Path, default=LEDGER, help="JSON-lines ledger of finished searches (module docstring)")
+    ap.add_argument("--no-table", action="store_true", help="only run the searches (and fill the ledger)")
     args = ap.parse_args()
     depths = list(range(2, args.lmax + 1))
     Ks = range(args.kmin, args.kmax + 1)
     configs = [{"K": K, "depths": depths, "effort": e, "seed": s}
-               for e in range(1, args.emax + 1) for s in range(args.seeds) for K in Ks]
+               for K in Ks for e in range(1, args.emax + 1) for s in range(args.seeds)]
+    code = args.code or Store.code_of(search_cell)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
     with Store(args.store or default_store_path()) as store, open_executor(
         "process" if args.workers > 1 else "inline", args.workers
     ) as executor:
-        records = store.map(SEARCH_KIND, search_cell, configs, executor=executor, desc="self-consistency",
-                            code=args.code)
+        seen = load_ledger(store, args.ledger)
+        records = []
+        for K in Ks:
+            own = [c for c in configs if c["K"] == K]
+            done = store.map(SEARCH_KIND, search_cell, own, executor=executor, desc=f"self-consistency K = {K}", code=code)
+            append_ledger(args.ledger, seen, own, done, code)
+            records += done
+        if args.no_table:
+            return
         if args.code:
             defaults = [c for c in configs if c["effort"] == 1 and c["seed"] == 0]
             current = store.map(SEARCH_KIND, search_cell, defaults, executor=executor, desc="default, current code")
