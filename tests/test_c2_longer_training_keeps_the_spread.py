@@ -73,7 +73,23 @@ def test_the_interpolating_checkpoint_beside_has_no_leverage_when_it_sits_at_the
     v = verdict(noisy(0.04, draw=1))
     assert v.verdict == "agrees" and v.numbers["beside"] == {"interpolating": "inconclusive", "all": "inconclusive"}
     parts, premise = CLAIM.parts(evidence(noisy(0.04, draw=1)).data, "interpolating", 0)
-    assert not parts and premise.startswith("no leverage") and "1x apart" in premise
+    assert premise.startswith("no leverage") and "1x apart" in premise
+    assert [p.what for p in parts] == ["memory kept r = m(25E) / m(E)"]  # kept, its rates marked not used
+
+
+def test_a_failed_premise_states_the_rules_simulated_rates_as_not_used():
+    """Horizons too close (2x): inconclusive by premise, and the rule's simulated rates at these data
+    are stated beside it, as C1, C3 and C4 state theirs."""
+    v = judged(CLAIM, evidence(noisy(0.04, draw=1), long={"epochs": 12}), 20)
+    assert v.verdict == "inconclusive" and "horizons" in v.reason
+    assert "simulated (20 experiments" in v.measured and "not used: its premise fails" in v.measured
+    assert not math.isnan(v.numbers["estimate"].agree_false)
+
+
+def test_one_seed_at_a_horizon_has_no_part_to_simulate():
+    runs = group(SHORT, accuracy=MEMORY, seeds=SEEDS8) + group(LONG, accuracy=noisy(0.04, draw=1), seeds=SEEDS8[:1])
+    parts, premise = CLAIM.parts(CLAIM.evidence(group_runs(runs), "synthetic").data, "end", 20)
+    assert not parts and "complete seeds" in premise
 
 
 def test_inconclusive_when_the_horizons_are_too_close():

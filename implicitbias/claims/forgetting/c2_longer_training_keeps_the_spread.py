@@ -119,7 +119,9 @@ class C2(fg.GroupClaim):
                                  numbers={"radial": radial_numbers(labels, radial)})
 
     def parts(self, d: Measured, checkpoint: str, sims: int) -> tuple[list, str]:
-        """The part at ``checkpoint`` and the rule's failed premise (module docstring)."""
+        """The part at ``checkpoint`` and the rule's failed premise (module docstring); the part is kept
+        with a failed premise (its rates are stated, marked not used) whenever both horizons have an
+        interval (at least 2 complete seeds)."""
         short, long = d.memory[checkpoint]
         E, kE = d.clocks[checkpoint]
         leverage = kE / E if E > 0 else math.nan
@@ -137,7 +139,7 @@ class C2(fg.GroupClaim):
         else:  # the regime (forgetting.regime): the short run is low-lr SGD that keeps its norm
             premise = regime_premise(regime_misses(d.short, d.radial[0][checkpoint], (), (),
                                                    kept=self.threshold("kept_slope")))
-        if premise:
+        if min(short.n, long.n) < 2:  # no interval: nothing to simulate
             return [], premise
         return [mr.ratio_part(f"memory kept r = m({d.ratio:g}E) / m(E)", long, short, self.threshold("kept"), False,
                               sims)], premise
