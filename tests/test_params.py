@@ -37,6 +37,13 @@ def test_integer_refuses_outside_with_the_range_in_the_message(value, bounds, sh
     assert str(e.value) == f"K must be {shown}"
 
 
+def test_a_value_just_beyond_a_bound_is_shown_in_full():
+    """1.0000000005e100 prints as 1e+100 with six digits, the bound itself: the message shows it whole."""
+    with pytest.raises(ParameterError) as e:
+        params.real("lr", 1.0000000005e100, minimum=0.0, maximum=1e100)
+    assert str(e.value) == "lr must be a finite number >= 0 and <= 1e+100, got 1.0000000005e+100"
+
+
 def test_real_closed_and_open_minimum():
     assert params.real("lr", 0.0, minimum=0.0) == 0.0
     assert params.real("lr", 2.5, minimum=0.0, maximum=2.5) == 2.5

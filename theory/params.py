@@ -72,7 +72,10 @@ def real(
         raise ParameterError(f"{name} must be {allowed}, got {value!r}")
     too_low = minimum is not None and (value <= minimum if open_minimum else value < minimum)
     if too_low or (maximum is not None and value > maximum):
-        raise ParameterError(f"{name} must be {allowed}, got {value:g}")
+        shown = f"{value:g}"
+        if any(b is not None and b != value and f"{b:g}" == shown for b in (minimum, maximum)):  # just beyond a bound
+            shown = repr(value)
+        raise ParameterError(f"{name} must be {allowed}, got {shown}")
     return value
 
 

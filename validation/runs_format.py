@@ -47,7 +47,7 @@ from pathlib import Path
 
 from implicitbias.numerics.metrics.forgetting_metrics import run_summary
 from implicitbias.theory import params
-from implicitbias.theory.clocks import CLOCKS, OPTIMIZERS, forgetting_clocks, governing_clock, steps_per_epoch
+from implicitbias.theory.clocks import CLOCKS, MAX_RATE, OPTIMIZERS, forgetting_clocks, governing_clock, steps_per_epoch
 from implicitbias.theory.schedules import SCHEDULES, schedule
 from implicitbias.validation.groups import setting_key
 from implicitbias.validation.records import EpochLog, RunRecord, RunSummary
@@ -166,7 +166,9 @@ def _cell(where: str, column: str, value):
         return params.real(name, value, minimum=0.0, maximum=1.0)
     if column in ("train_loss", "val_loss", "test_loss", "weight_decay", *CLOCKS):
         return params.real(name, value, minimum=0.0)
-    if column in ("sigma_w", "lr", "kernel_norm") or column.startswith(NORM_PREFIX):
+    if column == "lr":  # the clocks' bound on a rate, checked here so that the error names file, row and column
+        return params.real(name, value, minimum=0.0, open_minimum=True, maximum=MAX_RATE)
+    if column in ("sigma_w", "kernel_norm") or column.startswith(NORM_PREFIX):
         return params.real(name, value, minimum=0.0, open_minimum=True)
     if column == "seed":
         return params.seed(name, value)

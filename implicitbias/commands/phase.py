@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument("--K-max", dest="kmax", type=int, default=32, help="largest number of classes K")
     p.add_argument("--L-max", dest="lmax", type=int, default=12, help="largest integer depth L (weight matrices)")
     p.add_argument("--L-extra", dest="depths", default="", help="extra real depths L, comma-separated (e.g. 1.5,2.5)")
-    p.add_argument("--effort", type=int, default=1, help="search effort: starts per cell grow with it")
+    p.add_argument("--effort", type=int, default=1, help="search effort: starts per cell grow with it; from 2 on, columns of 17-32 classes also run the rank-r route")
     p.add_argument("--seed", type=int, default=0, help="seed of the searches' starts")
     p.add_argument("--out", default="phase", help="output folder")
     for old, new in (("--kmin", "--K-min"), ("--kmax", "--K-max"), ("--lmax", "--L-max"), ("--depths", "--L-extra")):

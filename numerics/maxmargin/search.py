@@ -110,7 +110,8 @@ def plan(K: int, effort: int = 1) -> SearchPlan:
     iterations: the grid up to K = 32 must stay near a minute (the trade-off is measured in
     benchmarks/RESULTS.md; the self-consistency table covers K <= ``SMALL_K``).
     Effort e: e times the codes, ranks up to K - 1 from e = 2 on, and e - 1 random Gram starts
-    per rank.
+    per rank (a phase column above ``SMALL_K`` classes adds the rank-r route from e = 2 on:
+    ``phase.search_column``; this plan and ``search_cell`` are the exact search alone).
     """
     small = K <= SMALL_K
     top = (K + 1) // 2 + 1 if small else min((K + 1) // 2 + 1, LARGE_MAX_RANK)
