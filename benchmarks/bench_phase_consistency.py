@@ -13,7 +13,10 @@ there (K = 2, 3: exact, ``theory.three_classes``; L = 1: the convex dual bound).
 Printed: the table (rows K, columns L): ``=`` where the default value equals the best to a
 relative 1e-6 (``<`` where it is below the best by more), else the relative excess of the
 default over the best; the summary (cells, how many equal, the largest excess, which
-effort/seed found each better value, equal ranks) and CPU time per effort.
+effort/seed found each better value, equal ranks) and CPU time per effort.  With ``--rank-r``,
+a second table: one run of the rank-r route (``low_rank.large_search(K, depths, 0)``, the route
+that a column above K = 16 adds from effort 2 on) against the same best, signed (``-``: below the
+best of the exact searches), with its CPU time per K.
 
 The ledger (``--ledger``, default ``benchmarks/phase_consistency.jsonl``, committed): one JSON line per
 finished search (config, code fingerprint, record).  The sweep runs K by K (all efforts and seeds of
@@ -23,7 +26,7 @@ machine or session to the next: a search in the ledger is never repeated.  Recor
 fingerprint are loaded under their own fingerprint and count only where ``--code`` pins it.
 
 Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12] [--emax 8]
-[--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT] [--ledger PATH] [--no-table].
+[--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT] [--ledger PATH] [--no-table] [--rank-r].
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from implicitbias.executors import open_executor
 from implicitbias.figures import markdown_table
+from implicitbias.numerics.maxmargin.low_rank import large_search
 from implicitbias.numerics.maxmargin.phase import cells_of, phase_configs, phase_diagram
 from implicitbias.numerics.maxmargin.search import SEARCH_KIND, search_cell
 from implicitbias.store import Store, default_store_path
@@ -83,6 +87,7 @@ def main() -> None:
                          "current code and compared)")
     ap.add_argument("--ledger", type=Path, default=LEDGER, help="JSON-lines ledger of finished searches (module docstring)")
     ap.add_argument("--no-table", action="store_true", help="only run the searches (and fill the ledger)")
+    ap.add_argument("--rank-r", action="store_true", help="also compare one run of the rank-r route (module docstring)")
     args = ap.parse_args()
     depths = list(range(2, args.lmax + 1))
     Ks = range(args.kmin, args.kmax + 1)
@@ -169,6 +174,35 @@ def main() -> None:
         print()
         print(markdown_table(["K", "L", "default", "best", "effort", "seed"],
                              [[K, L, f"{d:.9f}", f"{b:.9f}", e, s] for K, L, d, b, e, s in worse]))
+    if args.rank_r:
+        print()
+        rank_r_table(Ks, depths, best, best_rank)
+
+
+def rank_r_table(Ks, depths: list, best: dict, best_rank: dict) -> None:
+    """One run of the rank-r route per K against the best of the exact searches (module docstring)."""
+    rows, tally = [], collections.Counter()
+    for K in Ks:
+        t = time.process_time()
+        res = large_search(K, depths, 0)
+        row = [K, f"{time.process_time() - t:.1f}"]
+        for L in depths:
+            sol, b = res.best[L], best[(K, L)][0]
+            rel = (sol.objective - b) / b
+            kind = "=" if abs(rel) <= TOL else ("below" if rel < 0 else "above")
+            tally[kind] += 1
+            tally["same rank"] += sol.rank == best_rank[(K, L)]
+            row.append("=" if kind == "=" else f"{rel:+.1e}")
+        rows.append(row)
+    print(markdown_table(["K", "CPU s", *[f"L = {L}" for L in depths]], rows))
+    print()
+    cells = len(Ks) * len(depths)
+    print(markdown_table(["rank-r route (one run, seed 0) against the best of the exact searches", "cells"], [
+        ["equal (rel. 1e-6)", f"{tally['=']} / {cells}"],
+        ["below", tally["below"]],
+        ["above", tally["above"]],
+        ["same rank as the best of the exact searches", f"{tally['same rank']} / {cells}"],
+    ]))
 
 
 if __name__ == "__main__":
