@@ -133,11 +133,11 @@ def main() -> None:
         for L in depths:
             d = phase[(K, L)].value
             b, e, s = best[(K, L)]
-            excess = (d - b) / b
-            if excess < -TOL:
+            kind, excess = relation(d, b)
+            if kind == "below":
                 row.append("<")
                 below += 1
-            elif excess <= TOL:
+            elif kind == "=":
                 row.append("=")
             else:
                 row.append(f"+{excess:.1e}")
@@ -179,6 +179,12 @@ def main() -> None:
         rank_r_table(Ks, depths, best, best_rank)
 
 
+def relation(value: float, best: float) -> tuple[str, float]:
+    """``value`` against ``best``: ``=`` (relative ``TOL``), ``below`` or ``above``, and the relative difference."""
+    rel = (value - best) / best
+    return ("=" if abs(rel) <= TOL else "below" if rel < 0 else "above"), rel
+
+
 def rank_r_table(Ks, depths: list, best: dict, best_rank: dict) -> None:
     """One run of the rank-r route per K against the best of the exact searches (module docstring)."""
     rows, tally = [], collections.Counter()
@@ -187,9 +193,8 @@ def rank_r_table(Ks, depths: list, best: dict, best_rank: dict) -> None:
         res = large_search(K, depths, 0)
         row = [K, f"{time.process_time() - t:.1f}"]
         for L in depths:
-            sol, b = res.best[L], best[(K, L)][0]
-            rel = (sol.objective - b) / b
-            kind = "=" if abs(rel) <= TOL else ("below" if rel < 0 else "above")
+            sol = res.best[L]
+            kind, rel = relation(sol.objective, best[(K, L)][0])
             tally[kind] += 1
             tally["same rank"] += sol.rank == best_rank[(K, L)]
             row.append("=" if kind == "=" else f"{rel:+.1e}")

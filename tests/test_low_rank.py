@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import implicitbias as ib
 from implicitbias.numerics.maxmargin.naming import identify
-from implicitbias.numerics.maxmargin.codes import CODES
+from implicitbias.numerics.maxmargin.codes import CODES, simplex_etf
 from implicitbias.numerics.maxmargin import phase
 from implicitbias.numerics.maxmargin.low_rank import (
     CODES_AT_BEST,
@@ -30,7 +30,7 @@ from implicitbias.numerics.maxmargin.low_rank import (
 from implicitbias.numerics.maxmargin.margin import margins, schatten_exponent
 from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
 from implicitbias.numerics.maxmargin.phase import column_config, phase_column, search_column
-from implicitbias.numerics.maxmargin.search import search
+from implicitbias.numerics.maxmargin.search import SearchResult, search
 from implicitbias.numerics.maxmargin.solver import verify
 from implicitbias.theory import codes as exact
 from implicitbias.theory import params
@@ -217,9 +217,6 @@ def test_phase_columns_above_the_threshold_take_the_large_route(monkeypatch):
 
 def _nc_only(K, depths, effort=1, seed=0):
     """A stand-in exact search that finds only NC (S_p = K - 1 at every depth)."""
-    from implicitbias.numerics.maxmargin.codes import simplex_etf
-    from implicitbias.numerics.maxmargin.search import SearchResult
-
     best = {L: verify(simplex_etf(K), schatten_exponent(L), "nc") for L in depths}
     return SearchResult(K, list(depths), best, list(best.values()), ["nc"], len(depths), effort, seed)
 

@@ -35,10 +35,10 @@ each K, with the structure that first beats NC.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import brentq
