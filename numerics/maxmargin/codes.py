@@ -22,7 +22,7 @@ import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the controll
 from threadpoolctl import ThreadpoolController
 
 from implicitbias.numerics.maxmargin.margin import unit_margin
-from implicitbias.numerics.metrics.rank import RANK_RTOL, numerical_rank
+from implicitbias.numerics.metrics.rank import RANK_RTOL, numerical_rank, svd
 from implicitbias.theory import params
 
 __all__ = [
@@ -88,7 +88,7 @@ def class_vectors(Z: np.ndarray, tol: float = RANK_RTOL) -> tuple[np.ndarray, np
     Trimmed to the numerical rank.  The Gram matrices W W^T = (Z Z^T)^(1/2) and
     H H^T = (Z^T Z)^(1/2) do not depend on the choice of singular vectors.
     """
-    U, s, Vt = np.linalg.svd(np.asarray(Z, dtype=float))
+    U, s, Vt = svd(np.asarray(Z, dtype=float))
     r = numerical_rank(s, tol)
     root = np.sqrt(s[:r])
     return U[:, :r] * root, Vt[:r].T * root

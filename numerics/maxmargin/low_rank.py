@@ -57,7 +57,7 @@ K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17,
 rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 45 and 170 CPU s (idle 2-core Xeon; the closed-form
 gradient of ``soft_value`` made the descents 1.9x and 1.6x faster there, 3.2-4.1x at K = 8-24).  Against the
 best of 40 exact searches (efforts 1-8 x 5 seeds; the ledger ``benchmarks/phase_consistency.jsonl``) at
-K = 17-26, L = 2..12, one run of this route (16-35 CPU s a column) is equal in 77 of 110 cells, below in 32 (by
+K = 17-27, L = 2..12, one run of this route (16-38 CPU s a column) is equal in 82 of 121 cells, below in 38 (by
 up to 2.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 1 (K = 17, L = 2).
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
@@ -82,7 +82,7 @@ from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent
 from implicitbias.numerics.maxmargin.search import SearchResult, same_minimum
 from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
 from implicitbias.numerics.maxmargin.spherical import RIESZ_EXPONENTS, code_logits, repulsion_code
-from implicitbias.numerics.metrics.rank import numerical_rank
+from implicitbias.numerics.metrics.rank import numerical_rank, svd
 from implicitbias.theory import params
 
 __all__ = [
@@ -154,7 +154,7 @@ def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> 
     log_mean = -(top + math.log(total)) / q  # log M_q = -logsumexp(-q log g) / q
     QA, RA = np.linalg.qr(A)
     QB, RB = np.linalg.qr(B)
-    Us, s, Vst = np.linalg.svd(RA @ RB.T)
+    Us, s, Vst = svd(RA @ RB.T)
     mean = math.exp(log_mean)
     x = s / mean
     power = (x * x + eps) ** (p / 2 - 1)
@@ -171,7 +171,7 @@ def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> 
 
 def _factors(Z: np.ndarray, r: int) -> np.ndarray:
     """Balanced rank-r factors of Z, A = U_r S_r^(1/2), B = V_r S_r^(1/2), as one vector."""
-    U, s, Vt = np.linalg.svd(Z)
+    U, s, Vt = svd(Z)
     root = np.sqrt(s[:r])
     return np.concatenate([(U[:, :r] * root).ravel(), (Vt[:r].T * root).ravel()])
 

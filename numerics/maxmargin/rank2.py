@@ -50,6 +50,7 @@ from scipy.special import logsumexp, softmax
 from implicitbias.numerics.maxmargin.codes import class_vectors, single_threaded
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.solver import MAX_DIMENSION, MarginSolution, random_gram, refine_exact, verify
+from implicitbias.numerics.metrics.rank import svd
 from implicitbias.theory import params
 
 __all__ = ["Q_SCHEDULE", "START_LABEL", "Rank2Search", "rank2_starts", "rank2_search", "smoothed_objective"]
@@ -102,7 +103,7 @@ def smoothed_objective(x: np.ndarray, K: int, q: float) -> tuple[float, np.ndarr
     off = ~np.eye(K, dtype=bool)
     Qw, Rw = np.linalg.qr(W)
     Qh, Rh = np.linalg.qr(H)
-    u, s, vt = np.linalg.svd(Rw @ Rh.T)
+    u, s, vt = svd(Rw @ Rh.T)
     U, V = Qw @ u, Qh @ vt.T
     value = float(np.sum(np.log(s)))
     mo = m[off]

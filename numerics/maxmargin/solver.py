@@ -42,7 +42,7 @@ from implicitbias.numerics.maxmargin.codes import (
     single_threaded,
 )
 from implicitbias.numerics.maxmargin.margin import margins, min_margin, schatten_objective, unit_margin
-from implicitbias.numerics.metrics.rank import numerical_rank
+from implicitbias.numerics.metrics.rank import numerical_rank, svd
 from implicitbias.theory import params
 
 __all__ = [
@@ -201,7 +201,7 @@ def polish(Z0: np.ndarray, p: float, start: str = "given", eps_schedule=EPS_SCHE
         phi, dphi = _penalty(p, eps)
 
         def f(g, phi=phi, dphi=dphi):
-            U, s, Vt = np.linalg.svd(build(g))
+            U, s, Vt = svd(build(g))
             dZ = (U * (2 * s * dphi(s * s))) @ Vt
             return float(np.sum(phi(s * s))), (dZ.sum(axis=0) / K - dZ).ravel()[off]
 
@@ -221,7 +221,7 @@ def polish(Z0: np.ndarray, p: float, start: str = "given", eps_schedule=EPS_SCHE
 
 def _truncations(Z: np.ndarray) -> list[np.ndarray]:
     """Z and its rank-r SVD truncations (r >= 1) that still separate the classes."""
-    U, s, Vt = np.linalg.svd(Z)
+    U, s, Vt = svd(Z)
     out = []
     for r in range(1, numerical_rank(s) + 1):
         Zr = (U[:, :r] * s[:r]) @ Vt[:r]
@@ -252,7 +252,7 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200, ft
     K, r, p = sol.Z.shape[0], sol.rank, sol.p
     if r >= K - 1 or r < 1:
         return sol
-    U, s, Vt = np.linalg.svd(sol.Z)
+    U, s, Vt = svd(sol.Z)
     B0 = Vt[:r].T
     _, _, pivots = scipy.linalg.qr(B0.T, pivoting=True)
     rows, rest = np.sort(pivots[:r]), np.sort(pivots[r:])
@@ -281,7 +281,7 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200, ft
 
     def f(x):
         A, B = unpack(x)
-        Uz, sz, Vz = np.linalg.svd(A @ B.T)
+        Uz, sz, Vz = svd(A @ B.T)
         sz = np.maximum(sz[:r], 1e-300)
         val, dphi = (np.log(sz).sum(), 1 / sz) if p == 0 else ((sz**p).sum(), p * sz ** (p - 1))
         G = (Uz[:, :r] * dphi) @ Vz[:r]

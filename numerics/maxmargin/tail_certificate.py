@@ -70,6 +70,7 @@ from scipy.optimize import linprog
 
 from implicitbias.numerics.maxmargin.lower_bounds import outside_nuclear, sigma1_range, sigma1_split_bound, vertex_floor
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
+from implicitbias.numerics.metrics.rank import svd
 from implicitbias.theory import params
 
 __all__ = ["concave_tail_min", "interval_bound", "DirectionProblem", "certified_minimum", "TailCertificate",
@@ -144,7 +145,7 @@ class DirectionProblem:
         import cvxpy as cp  # the only SDP in numerics; imported where used
 
         self.K, self.kind = K, kind
-        self.basis = np.linalg.svd(np.eye(K) - np.ones((K, K)) / K)[0][:, : K - 1]  # orthonormal basis of 1^perp
+        self.basis = svd(np.eye(K) - np.ones((K, K)) / K)[0][:, : K - 1]  # orthonormal basis of 1^perp
         Z = cp.Variable((K, K))
         self.direction, self.b = cp.Parameter(K), cp.Parameter(nonneg=True)
         margins = [Z[k, k] - Z[c, k] >= 1 for k in range(K) for c in range(K) if c != k]

@@ -14,15 +14,20 @@ exceeds ``rtol`` times the largest.  Callers choose ``rtol`` by purpose: ``RANK_
 the rank of a solver's output (its discarded directions are at the solver's tolerance), 1e-3
 for the ``threshold`` effective rank of trained networks, and numpy's ``matrix_rank`` tolerance
 max(shape) * eps where rounding noise must not count (Schatten objectives at small p).
+
+``svd`` is the package's one SVD with singular vectors for the max-margin solvers: numpy's (LAPACK
+gesdd, divide and conquer), and LAPACK gesvd (through scipy) on the rare matrix where gesdd does
+not converge.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from implicitbias.theory import params
 
-__all__ = ["effective_rank", "effective_ranks", "numerical_rank", "DEFINITIONS", "RANK_RTOL"]
+__all__ = ["effective_rank", "effective_ranks", "numerical_rank", "svd", "DEFINITIONS", "RANK_RTOL"]
 
 DEFINITIONS = ("roy_vetterli", "roy_vetterli_squared", "stable", "threshold")
 RANK_RTOL = 1e-6  # relative cut-off for the rank of a solver's output
@@ -32,6 +37,22 @@ def numerical_rank(s, rtol: float = RANK_RTOL) -> int:
     """Number of singular values ``s`` (sorted descending) above ``rtol * s[0]``; 0 for a zero matrix."""
     s = np.asarray(s, dtype=float)
     return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+
+
+def svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A = U diag(s) V^T (``numpy.linalg.svd``, full matrices): (U, s, Vt), s descending.
+
+    LAPACK's gesdd, which numpy calls, can fail to converge on a finite, well-scaled matrix (met in
+    the K = 28, effort 6, seed 3 search: a 28 x 28 gap matrix with entries below 7, OpenBLAS 0.3.31);
+    then the slower QR-iteration driver gesvd, which scipy exposes, decides.  Only a non-finite
+    matrix still raises ``numpy.linalg.LinAlgError``.
+    """
+    try:
+        return np.linalg.svd(A)
+    except np.linalg.LinAlgError:
+        if not np.isfinite(A).all():
+            raise
+        return scipy.linalg.svd(A, lapack_driver="gesvd", check_finite=False)
 
 
 def _entropy_rank(weights: np.ndarray) -> float:
