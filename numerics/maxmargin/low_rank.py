@@ -57,8 +57,8 @@ K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17,
 rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 45 and 170 CPU s (idle 2-core Xeon; the closed-form
 gradient of ``soft_value`` made the descents 1.9x and 1.6x faster there, 3.2-4.1x at K = 8-24).  Against the
 best of 40 exact searches (efforts 1-8 x 5 seeds; the ledger ``benchmarks/phase_consistency.jsonl``) at
-K = 17-31, L = 2..12, one run of this route (16-56 CPU s a column) is equal in 95 of 165 cells, below in 66 (by
-up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 4 (K = 17 and 28, L = 2; K = 31, L = 4, 5).
+K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 98 of 176 cells, below in 73 (by
+up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 5 (K = 17, 28, 32, L = 2; K = 31, L = 4, 5).
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
 (``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
