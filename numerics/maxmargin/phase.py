@@ -245,9 +245,9 @@ def search_column(config: dict) -> dict:
     Searches the depths L > 1 when K >= 4 (``search.search``; above ``low_rank.LOW_RANK_K``
     classes the rank-r route ``low_rank.large_search``, where ``effort`` does not enter); from
     effort 2 on, columns with ``search.SMALL_K`` < K <= ``LOW_RANK_K`` run both and keep the better
-    code per finite depth (``_better_per_depth``): at K = 17-32 the two together equal or beat the
-    best of 40 exact searches of efforts 1-8 x 5 seeds in 173 of 176 cells (above at K = 31, L = 4
-    and 5 by 4.1e-4 and 3.0e-4, K = 32, L = 2 by 1.1e-2), the exact search alone at effort 1 in 93 (benchmarks/RESULTS.md).  The record keeps each depth's best verified
+    code per finite depth (``_better_per_depth``; measured against the ledger of 40 exact searches
+    per K in benchmarks/RESULTS.md, "Self-consistency K = 32": 173 of 176 cells equal or below at
+    K = 17-32, the exact search alone at effort 1: 93).  The record keeps each depth's best verified
     matrix (``MarginSolution.summary``), keyed by ``str(L)``.
     """
     t0 = time.process_time()
