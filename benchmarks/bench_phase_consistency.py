@@ -25,7 +25,7 @@ the ledger into the store before it starts, so a sweep of many CPU hours carries
 machine or session to the next: a search in the ledger is never repeated.  Records of another code
 fingerprint are loaded under their own fingerprint and count only where ``--code`` pins it.
 
-Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--lmax 12] [--emax 8]
+Usage: python benchmarks/bench_phase_consistency.py [--kmin 4] [--kmax 16] [--K 19,25] [--lmax 12] [--depths 3.5,5.5] [--emax 8]
 [--seeds 5] [--store PATH] [--workers 2] [--code FINGERPRINT] [--ledger PATH] [--no-table] [--rank-r].
 """
 
@@ -77,6 +77,9 @@ def main() -> None:
     ap.add_argument("--kmin", type=int, default=4)
     ap.add_argument("--kmax", type=int, default=16)
     ap.add_argument("--lmax", type=int, default=12)
+    ap.add_argument("--K", default=None, help="comma-separated class counts (instead of kmin..kmax)")
+    ap.add_argument("--depths", default=None,
+                    help="comma-separated depths, reals >= 2 allowed (instead of 2..lmax): fresh cells for a judgement")
     ap.add_argument("--emax", type=int, default=8)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--store", default=None)
@@ -89,8 +92,8 @@ def main() -> None:
     ap.add_argument("--no-table", action="store_true", help="only run the searches (and fill the ledger)")
     ap.add_argument("--rank-r", action="store_true", help="also compare one run of the rank-r route (module docstring)")
     args = ap.parse_args()
-    depths = list(range(2, args.lmax + 1))
-    Ks = range(args.kmin, args.kmax + 1)
+    depths = [depth(x) for x in args.depths.split(",")] if args.depths else list(range(2, args.lmax + 1))
+    Ks = [int(x) for x in args.K.split(",")] if args.K else list(range(args.kmin, args.kmax + 1))
     configs = [{"K": K, "depths": depths, "effort": e, "seed": s}
                for K in Ks for e in range(1, args.emax + 1) for s in range(args.seeds)]
     code = args.code or Store.code_of(search_cell)
@@ -113,7 +116,7 @@ def main() -> None:
             current = store.map(SEARCH_KIND, search_cell, defaults, executor=executor, desc="default, current code")
         t1 = time.perf_counter()
         columns = phase_diagram(functools.partial(store.map, executor=executor),
-                                phase_configs(args.kmax, args.lmax, kmin=args.kmin))
+                                [c for c in phase_configs(max(Ks), args.lmax, depths=depths, kmin=min(Ks)) if c["K"] in Ks])
         phase_wall = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     bare = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
@@ -122,7 +125,7 @@ def main() -> None:
     best_rank: dict = {}
     for c, r in zip(configs, records):
         for L, v in r["values"].items():
-            key = (c["K"], int(L))
+            key = (c["K"], depth(L))
             if key not in best or v < best[key][0]:
                 best[key] = (v, c["effort"], c["seed"])
                 best_rank[key] = r["ranks"][L]
@@ -177,6 +180,12 @@ def main() -> None:
     if args.rank_r:
         print()
         rank_r_table(Ks, depths, best, best_rank)
+
+
+def depth(text) -> int | float:
+    """A depth as the config and the cells hold it: ``"3"`` -> 3, ``"3.5"`` -> 3.5."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
 
 
 def relation(value: float, best: float) -> tuple[str, float]:
