@@ -6,7 +6,7 @@ factors), s.t. margins Zbar_kk - Zbar_ck >= 1.
 1. Agreement: for K in ``--agree`` and L = 2..``--lmax``, the rank-r route
    (``numerics.maxmargin.low_rank.large_search``, run here directly at K <= 32, where the phase
    diagram uses the exact search) against the default column of the phase diagram (exact
-   search; cross-seeding at K <= 16), both at depths 1..lmax: relative difference and ranks.
+   search with the low-rank ladder), both at depths 1..lmax: relative difference and ranks.
 2. The columns ``--large`` (default 50 and 100) of ``ib.phase_diagram(K=..., L=range(1, lmax + 1))``,
    which go to the rank-r route above ``low_rank.LOW_RANK_K``: per cell the verdict, value, rank,
    name, certified lower bound; CPU s of each column (search + cells) and wall s.

@@ -409,10 +409,10 @@ def phase_diagram(
         \text{subject to } \bar Z_{kk} - \bar Z_{ck} \ge 1 \;\; (c \ne k).
 
     Neural collapse (the simplex ETF) has :math:`S_p = K - 1` at every depth.  The grid is computed
-    per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; a
-    column's cross-seeding runs along its depths, so a cell's best matrix can improve when more
-    depths are asked for, never worsen.  Above 32 classes a column is searched by the rank-r route
-    (``numerics.maxmargin.low_rank``: factorised codes, a smooth soft-min of the margins, each
+    per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; at
+    effort 1 and up to 32 classes a cell's value does not depend on the other depths asked for.  Above
+    32 classes a column is searched by the rank-r route (``numerics.maxmargin.low_rank``: factorised
+    codes, a smooth soft-min of the margins, each
     depth's best finished with the exact margins), minutes for :math:`K = 100`; its cells are
     named from cheap invariants (``symmetry_order`` 0: not computed).
 

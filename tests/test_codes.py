@@ -178,3 +178,19 @@ def test_bad_inputs_name_the_parameter():
         exact.objective_at("icosahedron", 11, 2)
     with pytest.raises(params.ParameterError, match="^name must"):
         polytopes.logits("tesseract")
+
+
+def test_cached_exact_values_are_the_uncached_ones_and_cannot_be_corrupted():
+    """The exact evaluations are cached per process (``theory.codes.CACHE``): a second call returns the
+    same value as a computation with the caches cleared, and a caller mutating a returned list of tie
+    depths does not change what the next caller gets."""
+    K = 9
+    first = exact.tie_depths("cross_polytope", "nc", K)
+    first.append(sp.Integer(-1))
+    again = exact.tie_depths("cross_polytope", "nc", K)
+    threshold, sign = exact.threshold_depth("kgon", K), exact.compare_with_nc("kgon", K, 5)
+    for cached in (exact._ties, exact._compare_p, exact._objective_p, exact.threshold_depth):
+        cached.cache_clear()
+    assert again == exact.tie_depths("cross_polytope", "nc", K) and sp.Integer(-1) not in again
+    assert threshold == exact.threshold_depth("kgon", K) and sign == exact.compare_with_nc("kgon", K, 5) == -1
+    assert exact.objective_at("kgon", K, 2.0) == exact.objective_at("kgon", K, 2)

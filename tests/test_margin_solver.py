@@ -125,3 +125,19 @@ def test_exact_refinement_gradients_equal_finite_differences_at_a_generic_point(
     con = captured["constraint"]
     numeric = np.array([approx_fprime(x, lambda y, i=i: con["fun"](y)[i], 1e-7) for i in range(con["fun"](x).size)])
     assert con["jac"](x).shape == numeric.shape and np.allclose(con["jac"](x), numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_refine_until_stalled_is_never_worse_and_ends_at_a_fixed_point(monkeypatch):
+    """From a rank-3 code polished at K = 9, L = 4: the repeated refinement never raises the objective,
+    runs refine_exact 1-5 times, and its output is a fixed point (one more run does not improve it)."""
+    calls = []
+    real = sm.refine_exact
+    monkeypatch.setattr(sm, "refine_exact", lambda sol, *a, **k: calls.append(1) or real(sol, *a, **k))
+    p = 2 / 5
+    sol = sm.polish(code_logits(repulsion_code(9, 3, 5)), p, "rank 3")
+    out, runs = sm.refine_until_stalled(sol)
+    assert out.objective <= sol.objective and 1 <= runs <= sm.REFINE_ROUNDS and runs == len(calls)
+    calls.clear()
+    again, once = sm.refine_until_stalled(out, rounds=1)
+    assert again is out and once == 1 == len(calls)
+

@@ -72,3 +72,13 @@ def test_symmetry_tolerance_is_relative_to_the_largest_entry():
         bumped = Z.copy()
         bumped[0, 1] += bump
         assert identify(bumped).symmetric is symmetric
+
+
+def test_a_named_matrix_is_named_again_from_its_values_not_its_identity():
+    """``identify`` caches by the matrix's bytes: an equal copy gets the same answer, a matrix changed
+    in place after naming is named afresh (the cache key is its new bytes)."""
+    Z = codes.CODES["kgon"](7)
+    first = identify(Z)
+    assert identify(Z.copy()) == first and first.key == "kgon"
+    Z[0, 1] -= 0.5  # a margin now 0.5 smaller: no longer the heptagon
+    assert identify(Z).key == ""

@@ -37,8 +37,8 @@ a depth-L network of width r pays exactly (N/2) S_p(A B^T) for the code.
   (``spherical.repulsion_code``), the best codes of the neighbouring depths (``large_search``: the
   optimum's rank falls with depth, so at each depth only starts of rank at most one above the
   previous depth's best), and at each depth fresh random and Riesz codes at the best's rank
-  and one either side (rare basins: at K = 16, L = 4 the optimum, which the exact column reaches
-  only by cross-seeding from K = 17, is reached by 3 of 12 random rank-4 codes and by no
+  and one either side (rare basins: at K = 16, L = 4 the optimum, which the exact search alone
+  misses, is reached by 3 of 12 random rank-4 codes and by no
   converged Riesz code; ``random_starts``).  NC, a KKT point at every depth, is the cell's
   fallback and is not descended.
 - Exact finish (``finish``).  Every descended code is re-verified (``solver.verify``: rescaled
@@ -53,14 +53,16 @@ Measured (benchmarks/bench_large_k.py, RESULTS.md "A hundred classes, second pas
 exact default column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1e-6, same rank) in
 23 of 25 cells and below it in the other 2 (K = 32 at L = 2 by 1.0e-5 and at L = 6 by 3.0e-4, same
 rank: basins the exact default's reduced search above K = 16 misses), never above; it reaches
-K = 16 at L = 4, which the exact column finds only by cross-seeding from K = 17, from a random
-rank-4 code.  The columns K = 50 and 100 at L = 1..6 take 45 and 170 CPU s (idle 2-core Xeon; the closed-form
+K = 16 at L = 4, which the exact search alone misses, from a random rank-4 code (measured before
+the ladder, ``ladder``, joined the exact column).  The columns K = 50 and 100 at L = 1..6 take 45 and 170 CPU s (idle 2-core Xeon; the closed-form
 gradient of ``soft_value`` made the descents 1.9x and 1.6x faster there, 3.2-4.1x at K = 8-24).  Against the
 best of 40 exact searches (efforts 1-8 x 5 seeds; the ledger ``benchmarks/phase_consistency.jsonl``) at
 K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 98 of 176 cells, below in 73 (by
 up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 5 (K = 17, 28, 32, L = 2; K = 31, L = 4, 5).
 
-``phase.search_column`` sends K above ``LOW_RANK_K`` here.  Naming at large K
+``phase.search_column`` sends K above ``LOW_RANK_K`` here; up to ``LOW_RANK_K`` it runs the ladder
+(``ladder``: a few random rank-3 to rank-5 codes at two pivot depths, each depth L >= 4 finished exactly) beside
+the exact search.  Naming at large K
 (``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
 (``symmetry.isomorphic``, milliseconds), otherwise ``rank-r code, WL classes = c``, c the number of
 colour-refinement classes of its entries (one when the code is vertex-transitive); the full
@@ -79,7 +81,7 @@ from scipy.optimize import minimize
 from implicitbias.numerics.maxmargin import polytopes
 from implicitbias.numerics.maxmargin.codes import CODES, single_threaded
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
-from implicitbias.numerics.maxmargin.search import SearchResult, same_minimum
+from implicitbias.numerics.maxmargin.search import SearchResult, distinct, same_minimum
 from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
 from implicitbias.numerics.maxmargin.spherical import RIESZ_EXPONENTS, code_logits, repulsion_code
 from implicitbias.numerics.metrics.rank import numerical_rank, svd
@@ -98,9 +100,15 @@ __all__ = [
     "soft_value",
     "descend",
     "large_starts",
+    "random_code",
     "random_starts",
     "finish",
     "large_search",
+    "LADDER_FROM",
+    "LADDER",
+    "LADDER_CODES",
+    "LADDER_ITERATIONS",
+    "ladder",
 ]
 
 LOW_RANK_K = 32  # phase columns with more classes take this route (the exact search's grid stops here)
@@ -117,6 +125,10 @@ FINISHED = 3  # ... at most this many
 CARRIED = 2  # best codes of each depth that start the next depths
 MAXITER = 200  # L-BFGS-B iterations per stage
 PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
+LADDER_FROM = 4  # the ladder serves the depths L >= 4, where the optimal ranks are 3 to 5 (K = 17-32)
+LADDER = ((4, (3, 4, 5)), (8, (3, 4)))  # its pivot depths and the ranks of their fresh random codes ...
+LADDER_CODES = 3  # ... this many per rank
+LADDER_ITERATIONS = 40  # SLSQP iterations of the ladder's exact finish at each depth
 
 
 def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -229,26 +241,30 @@ def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
     return min([*finished, ranked[0]], key=lambda s: s.key)
 
 
+def random_code(K: int, r: int, seed: int, salt: int, index: int) -> tuple[str, np.ndarray]:
+    """A labelled random rank-r code ``(random-r<r>#<index>, Zbar)``: K uniform points on S^(r-1) moved by
+    ``SPREAD_ITERATIONS`` iterations of the Riesz energy (s = 8, ``spherical.repulsion_code``), drawn from
+    (seed, salt, r, index).  The iterations separate near-collisions (a random code with two almost equal
+    rows has a tiny margin, where the descent stalls) but keep the code random."""
+    V = repulsion_code(K, r, [seed, salt, r, index], exponents=RIESZ_EXPONENTS[:1], maxiter=SPREAD_ITERATIONS)
+    return f"{RANDOM}r{r}#{index}", code_logits(V)
+
+
 def random_starts(K: int, rank: int, seed: int = 0, salt: int = 0) -> list[tuple[str, np.ndarray]]:
     """Labelled fresh codes ``(label, Zbar)`` at ``rank`` and one either side (3 <= r < K - 1):
-    ``RANDOM_PER_RANK`` random ones (label ``random-r<r>#<i>``) at each, and Riesz-energy codes
+    ``RANDOM_PER_RANK`` random ones (``random_code``) at each, and Riesz-energy codes
     (``repulsion-r<r>.<salt>#<i>``), ``CODES_AT_BEST`` at ``rank`` and ``CODES_PER_RANK`` beside it.
 
-    A random code is K uniform points on S^(r-1) moved by ``SPREAD_ITERATIONS`` iterations of the
-    Riesz energy (s = 8, ``spherical.repulsion_code``), which separates near-collisions (a random
-    code with two almost equal rows has a tiny margin, where the descent stalls) but keeps it
-    random; the converged codes are new draws of ``spherical.repulsion_code``.  Each kind reaches
-    basins the other misses (measured: at K = 16, L = 4 the optimum from 3 of 12 random rank-4
-    codes, 0 of 12 converged ones; at K = 32, L = 4-5 from 6 of 12 converged codes, 0 of 6 random
-    ones descended from q = 64).  ``salt`` separates the draws of different depths.
+    The converged codes are new draws of ``spherical.repulsion_code``.  Each kind reaches basins the
+    other misses (measured: at K = 16, L = 4 the optimum from 3 of 12 random rank-4 codes, 0 of 12
+    converged ones; at K = 32, L = 4-5 from 6 of 12 converged codes, 0 of 6 random ones descended from
+    q = 64).  ``salt`` separates the draws of different depths.
     """
     out = []
     for r in (rank - 1, rank, rank + 1):
         if not 3 <= r < K - 1:
             continue
-        for i in range(RANDOM_PER_RANK):
-            V = repulsion_code(K, r, [seed, salt, r, i], exponents=RIESZ_EXPONENTS[:1], maxiter=SPREAD_ITERATIONS)
-            out.append((f"{RANDOM}r{r}#{i}", code_logits(V)))
+        out += [random_code(K, r, seed, salt, i) for i in range(RANDOM_PER_RANK)]
         out += [(f"repulsion-r{r}.{salt}#{i}", code_logits(repulsion_code(K, r, [seed, salt, r, RANDOM_PER_RANK + i])))
                 for i in range(CODES_AT_BEST if r == rank else CODES_PER_RANK)]
     return out
@@ -301,10 +317,41 @@ def large_search(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         if offered.objective < best[L].objective * (1 - 1e-9):
             best[L] = offered
             carried[L] = _leaders(offered, carried[L])
-    branches: list[MarginSolution] = []
+    return SearchResult(K, depths, best, distinct([best[L] for L in depths]), [label for label, _, _ in labelled],
+                        solves, 1, seed)
+
+
+@single_threaded
+def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
+    """The deep cells (finite L >= ``LADDER_FROM``) of a column by a few low-rank codes, finished exactly.
+
+    At each pivot depth of ``LADDER`` ``LADDER_CODES`` random codes (``random_code``, salt 10 x pivot)
+    of each of the pivot's ranks are descended along the full ``SCHEDULE``; the ``CARRIED`` best
+    distinct codes of each pivot and the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
+    form the pool.  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
+    refines it at its rank with the exact objective (``solver.refine_exact``, ``LADDER_ITERATIONS``
+    SLSQP iterations).  Cheap because the deep optima barely change shape with depth: a rank-3 optimum
+    of L = 6 taken unmoved to L = 7 (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from
+    it reach 1e-9.  A cell's value does not depend on the other depths asked for.
+
+    ``phase.search_column`` runs it beside the exact search for ``search.SMALL_K`` < K <= ``LOW_RANK_K``
+    and keeps the better code per depth (measured in benchmarks/RESULTS.md, "A low-rank ladder for the
+    deep cells above K = 16").  Returns a ``search.SearchResult`` over the depths it serves.
+    """
+    K = params.integer("K", K, minimum=4, maximum=4096)
+    depths = sorted({params.real("L", d, minimum=LADDER_FROM, maximum=10_000) for d in depths})
+    pool = [verify(CODES["kgon"](K), 1.0, "kgon")]
+    labels = ["kgon"]
+    for pivot, ranks in LADDER:
+        p = schatten_exponent(pivot)
+        fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
+        labels += [f"L = {pivot}: {label}" for _, label, _ in fresh]
+        descended = [descend(Z, p, r, f"L = {pivot}: {label}", seed) for r, label, Z in fresh]
+        if descended:  # no rank 3 <= r < K - 1 below 5 classes
+            pool += _leaders(min(descended, key=lambda s: s.key), descended)
+    best = {}
     for L in depths:
-        if not any(same_minimum(best[L], b) for b in branches):
-            branches.append(best[L])
-    return SearchResult(K, depths, best, branches, [label for label, _, _ in labelled], solves, 1, seed)
-
-
+        p = schatten_exponent(L)
+        start = min((verify(s.Z, p, s.start) for s in pool), key=lambda s: s.key)
+        best[L] = refine_exact(start, maxiter=LADDER_ITERATIONS)
+    return SearchResult(K, depths, best, distinct([best[L] for L in depths]), labels, len(labels) - 1 + len(depths), 1, seed)

@@ -19,6 +19,7 @@ structure is recognised at every depth where it is optimal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -97,9 +98,16 @@ def identify(Z: np.ndarray, group: bool = True) -> Identification:
     ``group=False`` (large K, ``phase`` above ``low_rank.LOW_RANK_K``): the symmetry group is not
     computed (``order`` is 0) and ``orbit_sizes`` are the sizes of the colour-refinement classes
     (unions of orbits: one class is necessary, not sufficient, for vertex-transitivity); a named
-    configuration is still exact (spectrum and isomorphism).
+    configuration is still exact (spectrum and isomorphism).  Identical matrices are named once per
+    process (``_identify``: a column's NC cells share one matrix, whose symmetry group is the costly part).
     """
-    Z = unit_margin(Z)
+    Z = np.ascontiguousarray(Z, dtype=float)
+    return _identify(Z.tobytes(), Z.shape, group)
+
+
+@lru_cache(maxsize=256)
+def _identify(data: bytes, shape: tuple[int, ...], group: bool) -> Identification:
+    Z = unit_margin(np.frombuffer(data).reshape(shape))
     K = Z.shape[0]
     s = np.linalg.svd(Z, compute_uv=False)
     r = numerical_rank(s)

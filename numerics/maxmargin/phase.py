@@ -4,12 +4,12 @@ Depth L counts weight matrices; the features are one more factor, N = L + 1, p =
 The unit of computation is a column: one K, all requested depths, computed in two passes by
 ``phase_diagram`` through ``Store.map`` (cached, resumable and parallel over K).  Pass 1
 (``search_column``, a pure function of {K, depths, effort, seed}) runs the global search
-(``implicitbias.numerics.maxmargin.search``) once for all the column's depths; above
-``low_rank.LOW_RANK_K`` = 32 classes, the rank-r route ``low_rank.large_search`` instead, whose
-cells are named from cheap invariants (``naming.identify(Z, group=False)``).  Pass 2
-(``phase_column``, a pure function of the same config: its inputs are the pass-1 records of K
-and K + 1) cross-seeds the column's best matrices from its neighbours when K <= 16
-(``implicitbias.numerics.maxmargin.cross_seed``), then for every depth records a cell: the NC
+(``implicitbias.numerics.maxmargin.search``) once for all the column's depths and, up to
+``low_rank.LOW_RANK_K`` = 32 classes, the low-rank ladder on its depths L >= 4
+(``low_rank.ladder``), keeping the better code per depth; above 32 classes the rank-r route
+``low_rank.large_search`` instead, whose cells are named from cheap invariants
+(``naming.identify(Z, group=False)``).  Pass 2 (``phase_column``, a pure function of the same
+config, from its pass-1 record) records a cell for every depth: the NC
 value K - 1, the best verified matrix with its name from invariants (``naming.identify``), the
 closed-form objective when the structure is named (``implicitbias.theory.codes``), a certified
 lower bound (``lower_bounds``), the gap between the two, and a verdict (Spec A, section 3):
@@ -45,8 +45,7 @@ from scipy.optimize import brentq
 
 from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
-from implicitbias.numerics.maxmargin.cross_seed import cross_seed
-from implicitbias.numerics.maxmargin.low_rank import LOW_RANK_K, large_search
+from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LOW_RANK_K, ladder, large_search
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
@@ -58,6 +57,7 @@ from implicitbias.numerics.maxmargin.solver import (
     nuclear_norm_dual_bound,
     nuclear_norm_optimum,
     polish,
+    refine_until_stalled,
     verify,
 )
 from implicitbias.numerics.metrics.rank import numerical_rank
@@ -242,24 +242,35 @@ def _crossovers(K: int, cells: list[PhaseCell]) -> list[dict]:
 def search_column(config: dict) -> dict:
     """The global search of one column, a pure function of {K, depths, effort, seed}.
 
-    Searches the depths L > 1 when K >= 4 (``search.search``; above ``low_rank.LOW_RANK_K``
-    classes the rank-r route ``low_rank.large_search``, where ``effort`` does not enter); from
-    effort 2 on, columns with ``search.SMALL_K`` < K <= ``LOW_RANK_K`` run both and keep the better
-    code per finite depth (``_better_per_depth``; measured against the ledger of 40 exact searches
-    per K in benchmarks/RESULTS.md, "Self-consistency K = 32": 173 of 176 cells equal or below at
-    K = 17-32, the exact search alone at effort 1: 93).  The record keeps each depth's best verified
-    matrix (``MarginSolution.summary``), keyed by ``str(L)``.
+    Searches the depths L > 1 when K >= 4.  Up to ``low_rank.LOW_RANK_K`` classes: the exact search
+    (``search.search``), each depth's best refined at fixed rank until it stalls when K <=
+    ``search.SMALL_K`` (``solver.refine_until_stalled``: one SLSQP run can stop 5e-6 above the
+    minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
+    (``low_rank.ladder``, 1-3 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
+    route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
+    can only lower a cell).  The ladder replaced cross-seeding from K + 1 classes, which cost three
+    times the searches of K <= 16 and found less (benchmarks/RESULTS.md, "A low-rank ladder for the
+    deep cells above K = 16", with the judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r
+    route ``low_rank.large_search`` alone, where ``effort`` does not enter.  The record keeps each
+    depth's best verified matrix (``MarginSolution.summary``), keyed by ``str(L)``.
     """
     t0 = time.process_time()
     cfg = column_config(**config)
-    K = cfg["K"]
+    K, effort, seed = cfg["K"], cfg["effort"], cfg["seed"]
     deep = [L for L in cfg["depths"] if L > 1] if K >= 4 else []
     res = None
-    if deep:
-        res = search(K, deep, cfg["effort"], cfg["seed"]) if K <= LOW_RANK_K else large_search(K, deep, cfg["seed"])
+    if deep and K > LOW_RANK_K:
+        res = large_search(K, deep, seed)
+    elif deep:
+        res = search(K, deep, effort, seed)
+        if K <= SMALL_K:
+            res = _refined(res)
         finite = [L for L in deep if L != math.inf]
-        if SMALL_K < K <= LOW_RANK_K and cfg["effort"] >= 2 and finite:
-            res = _better_per_depth(res, large_search(K, finite, cfg["seed"]))
+        ladder_depths = [L for L in finite if L >= LADDER_FROM]
+        if ladder_depths:
+            res = _better_per_depth(res, ladder(K, ladder_depths, seed))
+        if K > SMALL_K and effort >= 2 and finite:
+            res = _better_per_depth(res, large_search(K, finite, seed))
     return {
         **cfg,
         "best": {str(L): res.best[L].summary() for L in deep},  # str of the config's depth: "2", "2.5"
@@ -269,17 +280,20 @@ def search_column(config: dict) -> dict:
     }
 
 
+def _refined(res: SearchResult) -> SearchResult:
+    """``res`` with each depth's best refined until it stalls (``solver.refine_until_stalled``), the
+    refinements added to its solves."""
+    done = {L: refine_until_stalled(sol) for L, sol in res.best.items()}
+    return replace(res, best={L: sol for L, (sol, _) in done.items()},
+                   solves=res.solves + sum(runs for _, runs in done.values()))
+
+
 def _better_per_depth(res: SearchResult, other: SearchResult) -> SearchResult:
     """``res`` with each depth's best replaced by ``other``'s where that is better (by ``key``; the
     depths of ``other`` are a subset of ``res``'s), starts and solves added up."""
     best = {L: min(sol, other.best[L], key=lambda s: s.key) if L in other.best else sol for L, sol in res.best.items()}
     return replace(res, best=best, starts=res.starts + other.starts, solves=res.solves + other.solves,
                    branches=res.branches + other.branches)
-
-
-def _cross_seeded(K: int) -> bool:
-    """Is column K cross-seeded (and so needs the search of K + 1)?  K <= ``search.SMALL_K``."""
-    return K <= SMALL_K
 
 
 def _ident(cfg: dict) -> tuple:
@@ -295,25 +309,16 @@ def _searched(cfg: dict, searched: Mapping | None) -> dict:
 def phase_column(config: dict, searched: Mapping | None = None) -> dict:
     """One column of the phase diagram, a pure function of {K, depths, effort, seed}.
 
-    L counts weight matrices (N = L + 1).  The best matrices of the column's search and of the
-    search of K + 1 classes (``search_column``; taken from ``searched``, a map from
-    (K, depths, effort, seed) to records, when it holds them, else computed here) are
-    cross-seeded (``cross_seed.cross_seed``: K + 1 -> K by deleting a class, then along the
-    depths) when K <= ``search.SMALL_K``; then every depth gets its cell (``_cell``).  Above
-    ``SMALL_K`` the column keeps its search's values: cross-seeding costs K + 1 polishes per
-    depth and grows to minutes per column at K ~ 30 (measured: the full grid K <= 32 went from
-    240 to more than 1,700 CPU s), while the self-consistency table covers K <= 16.
-    Returns the cells, the crossovers, the search effort and the cross-seeding's solves.
+    L counts weight matrices (N = L + 1).  Every depth of the column's search record
+    (``search_column``; taken from ``searched``, a map from (K, depths, effort, seed) to records,
+    when it holds it, else computed here) gets its cell (``_cell``).  Returns the cells, the
+    crossovers and the search effort.
     """
     t0, c0 = time.perf_counter(), time.process_time()
     cfg = column_config(**config)
     K, depths, effort, seed = cfg["K"], cfg["depths"], cfg["effort"], cfg["seed"]
     own = _searched(cfg, searched)
     found = {L: MarginSolution.from_summary(own["best"][str(L)]) for L in depths if str(L) in own["best"]}
-    extra = 0
-    if found and _cross_seeded(K):
-        rec = _searched(column_config(K + 1, depths, effort, seed), searched)
-        found, extra = cross_seed(found, {L: np.array(rec["best"][str(L)]["Z"]) for L in found})
     cells = [_cell(K, L, effort, seed, found.get(L), len(own["starts"])) for L in depths]
     return {
         **cfg,
@@ -321,7 +326,6 @@ def phase_column(config: dict, searched: Mapping | None = None) -> dict:
         "crossovers": _crossovers(K, cells),
         "starts": own["starts"],
         "solves": own["solves"],
-        "cross_seed_solves": extra,
         "search_cpu_seconds": own["cpu_seconds"],
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - c0,
@@ -351,22 +355,15 @@ def phase_diagram(mapper: Callable, configs: Sequence[dict]) -> list[dict]:
 
     ``mapper(kind, fn, configs, desc=...)`` is ``Store.map`` (with its executor bound) or a claim
     context's ``map``, so both passes are cached, resumable and parallel.  Pass 1 searches every
-    column and the column of K + 1 classes of every cross-seeded K (``search_column``); pass 2
-    cross-seeds and judges each column from those records (``phase_column``).  Largest K first,
-    so the longest columns start first on a pool.
+    column (``search_column``); pass 2 judges each column from its record (``phase_column``).
+    Largest K first, so the longest columns start first on a pool.
     """
     cfgs = [column_config(**c) for c in configs]
-    wanted = {_ident(c): c for c in cfgs}
-    for c in cfgs:
-        if _cross_seeded(c["K"]):
-            up = column_config(c["K"] + 1, c["depths"], c["effort"], c["seed"])
-            wanted.setdefault(_ident(up), up)
-    searches = sorted(wanted.values(), key=lambda c: -c["K"])
-    records = mapper(SEARCH_KIND, search_column, searches, desc="phase search")
-    found = {_ident(c): rec for c, rec in zip(searches, records)}
     order = sorted(range(len(cfgs)), key=lambda i: -cfgs[i]["K"])
-    columns = mapper(KIND, functools.partial(phase_column, searched=found), [cfgs[i] for i in order],
-                     desc="phase diagram")
+    ordered = [cfgs[i] for i in order]
+    records = mapper(SEARCH_KIND, search_column, ordered, desc="phase search")
+    found = {_ident(c): rec for c, rec in zip(ordered, records)}
+    columns = mapper(KIND, functools.partial(phase_column, searched=found), ordered, desc="phase diagram")
     out: list = [None] * len(cfgs)
     for i, rec in zip(order, columns):
         out[i] = rec

@@ -61,6 +61,7 @@ __all__ = [
     "WINDOW",
     "SearchResult",
     "same_minimum",
+    "distinct",
     "within",
     "funnel",
     "SearchPlan",
@@ -176,7 +177,7 @@ def same_minimum(a: MarginSolution, b: MarginSolution) -> bool:
     return a.rank == b.rank and np.allclose(sa, sb, rtol=1e-6, atol=1e-7 * sa[0])
 
 
-def _distinct(sols: list[MarginSolution]) -> list[MarginSolution]:
+def distinct(sols: list[MarginSolution]) -> list[MarginSolution]:
     """Drop repeats (a rigid structure is found at every search depth)."""
     out: list[MarginSolution] = []
     for s in sols:
@@ -209,7 +210,7 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
             solves += 1
             if not any(same_minimum(sol, b) for b in branches[d]):
                 branches[d].append(sol)
-    pool = _distinct([b for d in search_depths for b in branches[d]])
+    pool = distinct([b for d in search_depths for b in branches[d]])
     best = {}
     for L in depths:
         p = schatten_exponent(L)
@@ -232,7 +233,7 @@ def funnel(pool: Sequence[MarginSolution], keys: Sequence[tuple], p: float, limi
     in pool order), each polished at p with the fine stages (``WARM_SCHEDULE``).
 
     Returns ``(polished, key)`` pairs sorted by the polished key (the search refines the ones close
-    to the best, ``cross_seed`` compares them with the cell's best).
+    to the best).
     """
     keyed = sorted((key, i) for i, key in enumerate(keys))
     chosen = [i for key, i in keyed if within(key, keyed[0][0], p, WINDOW)][:limit]
