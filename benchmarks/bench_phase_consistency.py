@@ -35,6 +35,7 @@ import argparse
 import collections
 import functools
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -77,8 +78,9 @@ def main() -> None:
     ap.add_argument("--kmin", type=int, default=4)
     ap.add_argument("--kmax", type=int, default=16)
     ap.add_argument("--lmax", type=int, default=12)
-    ap.add_argument("--K", default=None, help="comma-separated class counts (instead of kmin..kmax)")
-    ap.add_argument("--depths", default=None,
+    ap.add_argument("--K", type=listed(int, "class counts", 4), default=None,
+                    help="comma-separated class counts >= 4 (instead of kmin..kmax)")
+    ap.add_argument("--depths", type=listed(depth, "depths", 2), default=None,
                     help="comma-separated depths, reals >= 2 allowed (instead of 2..lmax): fresh cells for a judgement")
     ap.add_argument("--emax", type=int, default=8)
     ap.add_argument("--seeds", type=int, default=5)
@@ -92,8 +94,8 @@ def main() -> None:
     ap.add_argument("--no-table", action="store_true", help="only run the searches (and fill the ledger)")
     ap.add_argument("--rank-r", action="store_true", help="also compare one run of the rank-r route (module docstring)")
     args = ap.parse_args()
-    depths = [depth(x) for x in args.depths.split(",")] if args.depths else list(range(2, args.lmax + 1))
-    Ks = [int(x) for x in args.K.split(",")] if args.K else list(range(args.kmin, args.kmax + 1))
+    depths = args.depths or list(range(2, args.lmax + 1))
+    Ks = args.K or list(range(args.kmin, args.kmax + 1))
     configs = [{"K": K, "depths": depths, "effort": e, "seed": s}
                for K in Ks for e in range(1, args.emax + 1) for s in range(args.seeds)]
     code = args.code or Store.code_of(search_cell)
@@ -186,6 +188,20 @@ def depth(text) -> int | float:
     """A depth as the config and the cells hold it: ``"3"`` -> 3, ``"3.5"`` -> 3.5."""
     value = float(text)
     return int(value) if value.is_integer() else value
+
+
+def listed(parse, what: str, minimum: float):
+    """An argparse type: a comma-separated list of ``parse``d values >= ``minimum`` (argparse turns the
+    ``ArgumentTypeError`` into a one-line message and exit status 2)."""
+    def convert(text: str) -> list:
+        try:
+            values = [parse(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be comma-separated numbers, got {text!r}") from None
+        if not all(math.isfinite(v) and v >= minimum for v in values):
+            raise argparse.ArgumentTypeError(f"{what} must be finite and >= {minimum}, got {text!r}")
+        return values
+    return convert
 
 
 def relation(value: float, best: float) -> tuple[str, float]:

@@ -412,9 +412,9 @@ def phase_diagram(
     per :math:`K` (one column, all depths) in two cached passes, as ``implicitbias phase`` does; at
     effort 1 and up to 32 classes a cell's value does not depend on the other depths asked for.  Above
     32 classes a column is searched by the rank-r route (``numerics.maxmargin.low_rank``: factorised
-    codes, a smooth soft-min of the margins, each
-    depth's best finished with the exact margins), minutes for :math:`K = 100`; its cells are
-    named from cheap invariants (``symmetry_order`` 0: not computed).
+    codes, a smooth soft-min of the margins, each depth's best finished with the exact margins),
+    minutes for :math:`K = 100`; its cells are named from cheap invariants (``symmetry_order`` 0: not
+    computed).
 
     Parameters
     ----------

@@ -54,7 +54,8 @@ exact default column at K = 8, 12, 16, 24, 32 and L = 2..6 the route is equal (1
 23 of 25 cells and below it in the other 2 (K = 32 at L = 2 by 1.0e-5 and at L = 6 by 3.0e-4, same
 rank: basins the exact default's reduced search above K = 16 misses), never above; it reaches
 K = 16 at L = 4, which the exact search alone misses, from a random rank-4 code (measured before
-the ladder, ``ladder``, joined the exact column).  The columns K = 50 and 100 at L = 1..6 take 45 and 170 CPU s (idle 2-core Xeon; the closed-form
+the ladder, ``ladder``, joined the exact column).  The columns K = 50 and 100 at L = 1..6 take 45
+and 170 CPU s (idle 2-core Xeon; the closed-form
 gradient of ``soft_value`` made the descents 1.9x and 1.6x faster there, 3.2-4.1x at K = 8-24).  Against the
 best of 40 exact searches (efforts 1-8 x 5 seeds; the ledger ``benchmarks/phase_consistency.jsonl``) at
 K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 98 of 176 cells, below in 73 (by
@@ -334,19 +335,22 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     of L = 6 taken unmoved to L = 7 (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from
     it reach 1e-9.  A cell's value does not depend on the other depths asked for.
 
-    ``phase.search_column`` runs it beside the exact search for ``search.SMALL_K`` < K <= ``LOW_RANK_K``
-    and keeps the better code per depth (measured in benchmarks/RESULTS.md, "A low-rank ladder for the
-    deep cells above K = 16").  Returns a ``search.SearchResult`` over the depths it serves.
+    ``phase.search_column`` runs it beside the exact search for K <= ``LOW_RANK_K`` and keeps the
+    better code per depth (measured in benchmarks/RESULTS.md, "A low-rank ladder for the deep cells
+    above K = 16").  Returns a ``search.SearchResult`` over the depths it serves; its solves are the
+    descents and the exact finishes.
     """
     K = params.integer("K", K, minimum=4, maximum=4096)
     depths = sorted({params.real("L", d, minimum=LADDER_FROM, maximum=10_000) for d in depths})
     pool = [verify(CODES["kgon"](K), 1.0, "kgon")]
     labels = ["kgon"]
+    descents = 0
     for pivot, ranks in LADDER:
         p = schatten_exponent(pivot)
         fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
         labels += [f"L = {pivot}: {label}" for _, label, _ in fresh]
         descended = [descend(Z, p, r, f"L = {pivot}: {label}", seed) for r, label, Z in fresh]
+        descents += len(descended)
         if descended:  # no rank 3 <= r < K - 1 below 5 classes
             pool += _leaders(min(descended, key=lambda s: s.key), descended)
     best = {}
@@ -354,4 +358,4 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         p = schatten_exponent(L)
         start = min((verify(s.Z, p, s.start) for s in pool), key=lambda s: s.key)
         best[L] = refine_exact(start, maxiter=LADDER_ITERATIONS)
-    return SearchResult(K, depths, best, distinct([best[L] for L in depths]), labels, len(labels) - 1 + len(depths), 1, seed)
+    return SearchResult(K, depths, best, distinct([best[L] for L in depths]), labels, descents + len(depths), 1, seed)
