@@ -70,6 +70,31 @@ def test_plan_and_starts_grow_with_effort():
     assert all(margins(Z).min() > 0 for _, Z in three)
 
 
+def test_starts_are_drawn_once_per_process_and_cannot_be_corrupted():
+    """An integer seed's starts come from a per-process cache (the exact search and the ladder of one column
+    share its Riesz codes): the same labels and matrices as a draw from an equal seed given as a
+    generator-free sequence would give, read-only, and a caller's edits to its list leave the cache alone."""
+    first = starts(7, 1, 3)
+    again = starts(7, 1, 3)
+    assert [label for label, _ in first] == [label for label, _ in again]
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(first, again))
+    uncached = starts(7, 1, np.random.SeedSequence(3))  # not an int: drawn afresh, from the same stream
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(first, uncached))
+    with pytest.raises(ValueError):
+        first[0][1][0, 0] = 5.0
+    first.clear()
+    assert len(starts(7, 1, 3)) == len(again) > 0
+
+
+def test_search_depths_override_the_plan():
+    """``search_depths`` replaces the plan's: only starts polished at depth 2 become branches, so every branch
+    and the best at L = 2 carry p(2), and a search from depth 2 alone differs from the plan's at K = 9."""
+    res = search(9, [2, 4], search_depths=[2])
+    assert {b.p for b in res.branches} == {schatten_exponent(2)}
+    assert res.best[2].p == schatten_exponent(2)
+    assert len(res.branches) < len(search(9, [2, 4]).branches)
+
+
 def test_search_cell_is_small_and_complete():
     rec = search_cell({"K": 4, "depths": [2, 3, "inf"], "effort": 1, "seed": 0})
     assert set(rec["values"]) == {"2", "3", "inf"} and rec["ranks"]["inf"] == 2
@@ -83,6 +108,7 @@ def test_search_cell_is_small_and_complete():
     (lambda: search(5, [float("nan")]), "L"),
     (lambda: search(5, [2], effort=0), "effort"),
     (lambda: search(10_000, [2]), "K"),
+    (lambda: search(5, [2], search_depths=[0.5]), "search depth"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(params.ParameterError, match=rf"^{name} must"):

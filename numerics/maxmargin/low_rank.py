@@ -82,8 +82,8 @@ from scipy.optimize import minimize
 from implicitbias.numerics.maxmargin import polytopes
 from implicitbias.numerics.maxmargin.codes import CODES, single_threaded
 from implicitbias.numerics.maxmargin.margin import min_margin, schatten_exponent, unit_margin
-from implicitbias.numerics.maxmargin.search import SearchResult, distinct, same_minimum
-from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
+from implicitbias.numerics.maxmargin.search import SearchResult, distinct, same_minimum, starts
+from implicitbias.numerics.maxmargin.solver import COARSE_SCHEDULE, WARM_SCHEDULE, MarginSolution, polish, refine_exact, verify
 from implicitbias.numerics.maxmargin.spherical import RIESZ_EXPONENTS, code_logits, repulsion_code
 from implicitbias.numerics.metrics.rank import numerical_rank, svd
 from implicitbias.theory import params
@@ -129,7 +129,7 @@ PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
 LADDER_FROM = 4  # the ladder serves the depths L >= 4, where the optimal ranks are 3 to 5 (K = 17-32)
 LADDER = ((4, (3, 4, 5)), (8, (3, 4)))  # its pivot depths and the ranks of their fresh random codes ...
 LADDER_CODES = 3  # ... this many per rank
-LADDER_ITERATIONS = 40  # SLSQP iterations of the ladder's exact finish at each depth
+LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
 
 
 def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -328,31 +328,40 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
 
     At each pivot depth of ``LADDER`` ``LADDER_CODES`` random codes (``random_code``, salt 10 x pivot)
     of each of the pivot's ranks are descended along the full ``SCHEDULE``; the ``CARRIED`` best
-    distinct codes of each pivot and the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
-    form the pool.  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
+    distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
+    and the exact search's converged Riesz codes of the pivot's ranks (``search.starts``,
+    ``repulsion-r<r>#0``), each descended from q = 64 (``SHARP``) and polished with the coarse stages
+    (``solver.COARSE_SCHEDULE``) at the pivot, form the pool: the random codes miss basins those
+    reach (K = 28, L = 6-11; K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
     refines it at its rank with the exact objective (``solver.refine_exact``, ``LADDER_ITERATIONS``
     SLSQP iterations).  Cheap because the deep optima barely change shape with depth: a rank-3 optimum
     of L = 6 taken unmoved to L = 7 (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from
     it reach 1e-9.  A cell's value does not depend on the other depths asked for.
 
     ``phase.search_column`` runs it beside the exact search for K <= ``LOW_RANK_K`` and keeps the
-    better code per depth (measured in benchmarks/RESULTS.md, "A low-rank ladder for the deep cells
-    above K = 16").  Returns a ``search.SearchResult`` over the depths it serves; its solves are the
+    better code per depth; above 16 classes at effort 1 it serves its depths alone (measured in
+    benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16" and "A shallow exact
+    search above K = 16").  Returns a ``search.SearchResult`` over the depths it serves; its solves are the
     descents and the exact finishes.
     """
     K = params.integer("K", K, minimum=4, maximum=4096)
     depths = sorted({params.real("L", d, minimum=LADDER_FROM, maximum=10_000) for d in depths})
     pool = [verify(CODES["kgon"](K), 1.0, "kgon")]
     labels = ["kgon"]
+    converged = dict(starts(K, 1, seed))  # the exact search's default starts: its Riesz codes
     descents = 0
     for pivot, ranks in LADDER:
         p = schatten_exponent(pivot)
         fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
-        labels += [f"L = {pivot}: {label}" for _, label, _ in fresh]
+        riesz = [(r, f"repulsion-r{r}#0") for r in ranks if f"repulsion-r{r}#0" in converged]
+        labels += [f"L = {pivot}: {label}" for _, label, _ in fresh] + [f"L = {pivot}: {label}" for _, label in riesz]
         descended = [descend(Z, p, r, f"L = {pivot}: {label}", seed) for r, label, Z in fresh]
-        descents += len(descended)
         if descended:  # no rank 3 <= r < K - 1 below 5 classes
             pool += _leaders(min(descended, key=lambda s: s.key), descended)
+        for r, label in riesz:
+            pool += [descend(converged[label], p, r, f"L = {pivot}: {label}", seed, SHARP),
+                     polish(converged[label], p, f"L = {pivot}: {label} (polished)", COARSE_SCHEDULE)]
+        descents += len(descended) + 2 * len(riesz)
     best = {}
     for L in depths:
         p = schatten_exponent(L)

@@ -4,9 +4,10 @@ Depth L counts weight matrices; the features are one more factor, N = L + 1, p =
 The unit of computation is a column: one K, all requested depths, computed in two passes by
 ``phase_diagram`` through ``Store.map`` (cached, resumable and parallel over K).  Pass 1
 (``search_column``, a pure function of {K, depths, effort, seed}) runs the global search
-(``implicitbias.numerics.maxmargin.search``) once for all the column's depths and, up to
-``low_rank.LOW_RANK_K`` = 32 classes, the low-rank ladder on its depths L >= 4
-(``low_rank.ladder``), keeping the better code per depth; above 32 classes the rank-r route
+(``implicitbias.numerics.maxmargin.search``) once for all the column's depths (above 16 classes at
+effort 1 only for its depths L < 4) and, up to ``low_rank.LOW_RANK_K`` = 32 classes, the low-rank
+ladder on its depths L >= 4 (``low_rank.ladder``), keeping the better code per depth; above 32
+classes the rank-r route
 ``low_rank.large_search`` instead, whose cells are named from cheap invariants
 (``naming.identify(Z, group=False)``).  Pass 2 (``phase_column``, a pure function of the same
 config, from its pass-1 record) records a cell for every depth: the NC
@@ -90,6 +91,7 @@ VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
 MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
+SHALLOW_SEARCH_DEPTHS = (2, 3)  # above SMALL_K at effort 1, the exact search's search depths: it serves L < LADDER_FROM
 CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
@@ -246,9 +248,13 @@ def search_column(config: dict) -> dict:
     (``search.search``), each depth's best refined at fixed rank until it stalls when K <=
     ``search.SMALL_K`` (``solver.refine_until_stalled``: one SLSQP run can stop 5e-6 above the
     minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
-    (``low_rank.ladder``, 1-3 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
+    (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
     route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
-    can only lower a cell).  The ladder replaced cross-seeding from K + 1 classes, which cost three
+    can only lower a cell).  Above ``SMALL_K`` at effort 1 the exact search serves only the depths
+    below the ladder's, with search depths ``SHALLOW_SEARCH_DEPTHS``: its deeper work cost two thirds
+    of the atlas's exact search and the ladder, which carries the search's Riesz codes, equals or
+    beats it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16": cold atlas 0.77x
+    the CPU, 13 of 18 fresh cells against 12).  The ladder replaced cross-seeding from K + 1 classes, which cost three
     times the searches of K <= 16 and found less (benchmarks/RESULTS.md, "A low-rank ladder for the
     deep cells above K = 16", with the judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r
     route ``low_rank.large_search`` alone, where ``effort`` does not enter.  The record keeps each
@@ -262,11 +268,15 @@ def search_column(config: dict) -> dict:
     if deep and K > LOW_RANK_K:
         res = large_search(K, deep, seed)
     elif deep:
-        res = search(K, deep, effort, seed)
-        if K <= SMALL_K:
-            res = _refined(res)
         finite = [L for L in deep if L != math.inf]
         ladder_depths = [L for L in finite if L >= LADDER_FROM]
+        if K <= SMALL_K:
+            res = _refined(search(K, deep, effort, seed))
+        elif effort >= 2:
+            res = search(K, deep, effort, seed)
+        else:  # the ladder alone serves the depths L >= LADDER_FROM
+            shallow = [L for L in deep if L not in ladder_depths]
+            res = search(K, shallow, effort, seed, search_depths=SHALLOW_SEARCH_DEPTHS) if shallow else None
         if ladder_depths:
             res = _better_per_depth(res, ladder(K, ladder_depths, seed))
         if K > SMALL_K and effort >= 2 and finite:
@@ -288,12 +298,16 @@ def _refined(res: SearchResult) -> SearchResult:
                    solves=res.solves + sum(runs for _, runs in done.values()))
 
 
-def _better_per_depth(res: SearchResult, other: SearchResult) -> SearchResult:
-    """``res`` with each depth's best replaced by ``other``'s where that is better (by ``key``; the
-    depths of ``other`` are a subset of ``res``'s), starts and solves added up."""
-    best = {L: min(sol, other.best[L], key=lambda s: s.key) if L in other.best else sol for L, sol in res.best.items()}
-    return replace(res, best=best, starts=res.starts + other.starts, solves=res.solves + other.solves,
-                   branches=res.branches + other.branches)
+def _better_per_depth(res: SearchResult | None, other: SearchResult) -> SearchResult:
+    """The better code per depth of ``res`` and ``other`` (by ``key``; a depth only one of them serves
+    keeps its code), starts and solves added up; ``other`` alone when ``res`` is None."""
+    if res is None:
+        return other
+    best = dict(res.best)
+    for L, sol in other.best.items():
+        best[L] = min(best[L], sol, key=lambda s: s.key) if L in best else sol
+    return replace(res, depths=list(best), best=best, starts=res.starts + other.starts,
+                   solves=res.solves + other.solves, branches=res.branches + other.branches)
 
 
 def _ident(cfg: dict) -> tuple:
