@@ -127,8 +127,9 @@ CARRIED = 2  # best codes of each depth that start the next depths
 MAXITER = 200  # L-BFGS-B iterations per stage
 PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
 LADDER_FROM = 4  # the ladder serves the depths L >= 4, where the optimal ranks are 3 to 5 (K = 17-32)
-LADDER = ((4, (3, 4, 5)), (8, (3, 4)))  # its pivot depths and the ranks of their fresh random codes ...
-LADDER_CODES = 3  # ... this many per rank
+LADDER = ((4, (3, 4, 5), "polish"), (8, (3, 4), "descend"))  # its pivot depths, the ranks of their codes and
+# how the Riesz codes move there (the other way changed no calibration cell: benchmarks/RESULTS.md) ...
+LADDER_CODES = 3  # ... and this many fresh random codes per rank
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
 
 
@@ -330,9 +331,10 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     of each of the pivot's ranks are descended along the full ``SCHEDULE``; the ``CARRIED`` best
     distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
     and the exact search's converged Riesz codes of the pivot's ranks (``search.starts``,
-    ``repulsion-r<r>#0``), each descended from q = 64 (``SHARP``) and polished with the coarse stages
-    (``solver.COARSE_SCHEDULE``) at the pivot, form the pool: the random codes miss basins those
-    reach (K = 28, L = 6-11; K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
+    ``repulsion-r<r>#0``), at L = 4 polished with the exact margins and the coarse stages
+    (``solver.COARSE_SCHEDULE``, as the exact search makes its branches), at L = 8 descended from
+    q = 64 (``SHARP``), form the pool: the random codes miss basins those reach (K = 28, L = 6-11;
+    K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
     refines it at its rank with the exact objective (``solver.refine_exact``, ``LADDER_ITERATIONS``
     SLSQP iterations).  Cheap because the deep optima barely change shape with depth: a rank-3 optimum
     of L = 6 taken unmoved to L = 7 (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from
@@ -350,7 +352,7 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     labels = ["kgon"]
     converged = dict(starts(K, 1, seed))  # the exact search's default starts: its Riesz codes
     descents = 0
-    for pivot, ranks in LADDER:
+    for pivot, ranks, way in LADDER:
         p = schatten_exponent(pivot)
         fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
         riesz = [(r, f"repulsion-r{r}#0") for r in ranks if f"repulsion-r{r}#0" in converged]
@@ -358,10 +360,9 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         descended = [descend(Z, p, r, f"L = {pivot}: {label}", seed) for r, label, Z in fresh]
         if descended:  # no rank 3 <= r < K - 1 below 5 classes
             pool += _leaders(min(descended, key=lambda s: s.key), descended)
-        for r, label in riesz:
-            pool += [descend(converged[label], p, r, f"L = {pivot}: {label}", seed, SHARP),
-                     polish(converged[label], p, f"L = {pivot}: {label} (polished)", COARSE_SCHEDULE)]
-        descents += len(descended) + 2 * len(riesz)
+        pool += [polish(converged[label], p, f"L = {pivot}: {label}", COARSE_SCHEDULE) if way == "polish"
+                 else descend(converged[label], p, r, f"L = {pivot}: {label}", seed, SHARP) for r, label in riesz]
+        descents += len(descended) + len(riesz)
     best = {}
     for L in depths:
         p = schatten_exponent(L)
