@@ -266,9 +266,10 @@ def test_the_default_column_above_16_classes_runs_the_ladder_at_depths_from_4(mo
 
 
 def test_above_16_classes_the_default_searches_exactly_only_below_the_ladder(monkeypatch):
-    """At effort 1 and K > 16 the exact search serves only the depths L < ``LADDER_FROM`` (here 2 and 3.5),
-    with search depths ``phase.SHALLOW_SEARCH_DEPTHS``; the ladder serves L = 4 and 6 alone.  At K <= 16
-    and at effort 2 the exact search serves every depth, with the plan's search depths."""
+    """At effort 1 the exact search serves only the depths below its deepest search depth plus one: at K > 16
+    from ``phase.SHALLOW_SEARCH_DEPTHS`` (2, 3) the depths 2 and 3.5, at K <= 16 from
+    ``phase.SMALL_SHALLOW_SEARCH_DEPTHS`` (2, 3, 4) also 4; the ladder serves L = 4 and 6.  At effort 2 the
+    exact search serves every depth, with the plan's search depths."""
     calls = []
 
     def spy(K, depths, effort=1, seed=0, search_depths=None):
@@ -281,7 +282,8 @@ def test_above_16_classes_the_default_searches_exactly_only_below_the_ladder(mon
     for K, effort in ((17, 1), (16, 1), (17, 2)):
         rec = search_column({"K": K, "depths": [1, 2, 3.5, 4, 6], "effort": effort, "seed": 0})
         assert set(rec["best"]) == {"2", "3.5", "4", "6"}
-    assert calls == [(17, [2, 3.5], phase.SHALLOW_SEARCH_DEPTHS), (16, [2, 3.5, 4, 6], None), (17, [2, 3.5, 4, 6], None)]
+    assert calls == [(17, [2, 3.5], phase.SHALLOW_SEARCH_DEPTHS), (16, [2, 3.5, 4], phase.SMALL_SHALLOW_SEARCH_DEPTHS),
+                     (17, [2, 3.5, 4, 6], None)]
 
 
 def test_the_ladder_reaches_the_riesz_basin_at_k28():

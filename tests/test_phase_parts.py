@@ -49,13 +49,15 @@ def test_grid_bounds():
 
 
 def test_a_column_searches_exactly_its_deep_depths():
-    """K >= 4: the search runs at the depths L > 1 only (L = 1 is certified by the convex problem); its
-    one deep depth's best is then refined at fixed rank until it stalls (1 to REFINE_ROUNDS runs)."""
+    """K >= 4: the search runs at the depths L > 1 only (L = 1 is certified by the convex problem), from the
+    shallow search depths at effort 1; its one deep depth's best is then refined at fixed rank until it
+    stalls (1 to REFINE_ROUNDS runs)."""
+    from implicitbias.numerics.maxmargin.phase import SMALL_SHALLOW_SEARCH_DEPTHS
     from implicitbias.numerics.maxmargin.search import search
     from implicitbias.numerics.maxmargin.solver import REFINE_ROUNDS
 
     column = phase_column(column_config(4, [1, 2]))
-    alone = search(4, [2])
+    alone = search(4, [2], search_depths=SMALL_SHALLOW_SEARCH_DEPTHS)
     assert alone.solves > 0 and len(column["starts"]) == len(alone.starts)
     assert alone.solves < column["solves"] <= alone.solves + REFINE_ROUNDS
     assert column["cells"][0]["certificate"]["kind"] == "convex"

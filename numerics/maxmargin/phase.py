@@ -5,7 +5,7 @@ The unit of computation is a column: one K, all requested depths, computed in tw
 ``phase_diagram`` through ``Store.map`` (cached, resumable and parallel over K).  Pass 1
 (``search_column``, a pure function of {K, depths, effort, seed}) runs the global search
 (``implicitbias.numerics.maxmargin.search``) once for all the column's depths (above 16 classes at
-effort 1 only for its depths L < 4) and, up to ``low_rank.LOW_RANK_K`` = 32 classes, the low-rank
+effort 1 only for its shallow depths) and, up to ``low_rank.LOW_RANK_K`` = 32 classes, the low-rank
 ladder on its depths L >= 4 (``low_rank.ladder``), keeping the better code per depth; above 32
 classes the rank-r route
 ``low_rank.large_search`` instead, whose cells are named from cheap invariants
@@ -91,7 +91,8 @@ VERDICTS = ("NC suboptimal", "NC optimal", "NC best found")
 GAP = 1e-6  # relative gap a numerical certificate must clear
 MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
-SHALLOW_SEARCH_DEPTHS = (2, 3)  # above SMALL_K at effort 1, the exact search's search depths: it serves L < LADDER_FROM
+SHALLOW_SEARCH_DEPTHS = (2, 3)  # at effort 1 the exact search's search depths above SMALL_K classes ...
+SMALL_SHALLOW_SEARCH_DEPTHS = (2, 3, 4)  # ... and up to SMALL_K; it serves the depths below the deepest one plus 1
 CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
@@ -250,13 +251,15 @@ def search_column(config: dict) -> dict:
     minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
     (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
     route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
-    can only lower a cell).  Above ``SMALL_K`` at effort 1 the exact search serves only the depths
-    below the ladder's, with search depths ``SHALLOW_SEARCH_DEPTHS``: its deeper work cost two thirds
-    of the atlas's exact search and the ladder, which carries the search's Riesz codes, equals or
-    beats it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16": cold atlas 0.77x
-    the CPU, 13 of 18 fresh cells against 12).  The ladder replaced cross-seeding from K + 1 classes, which cost three
-    times the searches of K <= 16 and found less (benchmarks/RESULTS.md, "A low-rank ladder for the
-    deep cells above K = 16", with the judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r
+    can only lower a cell).  At effort 1 the exact search runs from the search depths
+    ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes) and serves
+    only the depths below the deepest of them plus one (and L = inf): its deeper work cost two thirds of
+    the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
+    it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16" and "The shallow search at
+    K <= 16 too", each judged on fresh cells).  From effort 2 on it serves every depth.  The ladder
+    replaced cross-seeding from K + 1 classes, which cost three times the searches of K <= 16 and found
+    less (benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16", with the
+    judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r
     route ``low_rank.large_search`` alone, where ``effort`` does not enter.  The record keeps each
     depth's best verified matrix (``MarginSolution.summary``), keyed by ``str(L)``.
     """
@@ -270,13 +273,14 @@ def search_column(config: dict) -> dict:
     elif deep:
         finite = [L for L in deep if L != math.inf]
         ladder_depths = [L for L in finite if L >= LADDER_FROM]
-        if K <= SMALL_K:
-            res = _refined(search(K, deep, effort, seed))
-        elif effort >= 2:
+        if effort >= 2:
             res = search(K, deep, effort, seed)
-        else:  # the ladder alone serves the depths L >= LADDER_FROM
-            shallow = [L for L in deep if L not in ladder_depths]
-            res = search(K, shallow, effort, seed, search_depths=SHALLOW_SEARCH_DEPTHS) if shallow else None
+        else:  # the exact search up to one beyond its deepest search depth, the ladder from LADDER_FROM
+            shallow = SMALL_SHALLOW_SEARCH_DEPTHS if K <= SMALL_K else SHALLOW_SEARCH_DEPTHS
+            served = [L for L in deep if L < max(shallow) + 1 or L not in ladder_depths]
+            res = search(K, served, effort, seed, search_depths=shallow) if served else None
+        if K <= SMALL_K and res is not None:
+            res = _refined(res)
         if ladder_depths:
             res = _better_per_depth(res, ladder(K, ladder_depths, seed))
         if K > SMALL_K and effort >= 2 and finite:
