@@ -187,3 +187,23 @@ def test_a_cells_value_does_not_depend_on_the_other_depths_asked_for():
     alone = search_column(column_config(7, [6]))["best"]["6"]
     with_more = search_column(column_config(7, [4.5, 6]))["best"]["6"]
     assert alone["objective"] == with_more["objective"] and alone["Z"] == with_more["Z"]
+
+
+def test_a_repolished_crossover_is_where_the_two_minima_tie():
+    """K = 18: the rank-6 code optimal at L = 2 and the rank-5 code optimal at L = 3 (unnamed) tie between the
+    two depths.  At the reported tie t each cell's matrix, polished at p(t) and refined at fixed rank until it
+    stalls (``solver.refine_until_stalled``), reaches the same value to 1e-7 (measured 7.7e-9); at the tie of the
+    frozen matrices (``CROSSOVER_REFINE`` = 0) they differ by 3.3e-6."""
+    from implicitbias.numerics.maxmargin.margin import schatten_exponent
+    from implicitbias.numerics.maxmargin.phase import cells_of
+    from implicitbias.numerics.maxmargin.solver import WARM_SCHEDULE, polish, refine_until_stalled
+
+    column = phase_column(column_config(18, [2, 3]))
+    cells = {c.L: c for c in cells_of([column])}
+    assert (cells[2].rank, cells[3].rank) == (6, 5)
+    pair = next(c for c in column["crossovers"] if c["a_optimal_at"] == [2] and c["b_optimal_at"] == [3])
+    assert pair["method"] == "re-polished at the crossing"
+    t = next(x for x in pair["ties"] if 2 < x < 3)
+    q = schatten_exponent(t)
+    va, vb = (refine_until_stalled(polish(cells[L].matrix, q, "tie", WARM_SCHEDULE))[0].objective for L in (2, 3))
+    assert abs(va - vb) < 1e-7 * va
