@@ -1,11 +1,11 @@
 """Benchmark: is the default ``phase`` run beaten by more effort?  (self-consistency table)
 
 For every cell K = kmin..kmax, L = 2..lmax (L weight matrices, p = 2/(L + 1)) the value of the
-default ``implicitbias phase`` run (effort 1, seed 0: the search of every column, then
-cross-seeding from K + 1 and along the depths, ``implicitbias.numerics.maxmargin.phase``) is
-compared with the best value over efforts 1..emax and seeds 0..seeds-1 of the search
-(``implicitbias.numerics.maxmargin.search``).  The bare search's own default (effort 1, seed 0,
-no cross-seeding) is counted beside it.  Every run goes through the store (kinds
+default ``implicitbias phase`` run (effort 1, seed 0: the exact search at the shallow depths and the
+low-rank ladder at L >= 4, ``implicitbias.numerics.maxmargin.phase.search_column``) is compared with the
+best value over efforts 1..emax and seeds 0..seeds-1 of the exact search alone
+(``implicitbias.numerics.maxmargin.search``).  The bare search's own default (effort 1, seed 0, every
+depth, no ladder) is counted beside it.  Every run goes through the store (kinds
 ``maxmargin.search-values`` and the phase diagram's two), so a killed run resumes where it
 stopped; run it with ``nice -n 10`` on a shared machine.  Cells with K <= 3 or L = 1 need no search: NC is certified
 there (K = 2, 3: exact, ``theory.three_classes``; L = 1: the convex dual bound).
@@ -165,11 +165,11 @@ def main() -> None:
         ["default phase run equals or beats the best (rel. 1e-6)", f"{cells - len(worse)} / {cells}"],
         ["... of which below the best by more than 1e-6", below],
         ["largest relative excess of the default phase run", f"{max((w[2] - w[3]) / w[3] for w in worse):.2e}" if worse else "0"],
-        ["bare search default (effort 1, seed 0, no cross-seeding) equals the best", f"{bare_equal} / {cells}"],
+        ["bare search default (effort 1, seed 0, no ladder) equals the best", f"{bare_equal} / {cells}"],
         ["rank of the default phase run's best = rank of the best found", f"{sum(phase[k].rank == best_rank[k] for k in phase)} / {cells}"],
         ["runs (efforts x seeds x K)", len(configs)],
         *[[f"CPU s, effort {e} (all seeds, all K)", f"{cpu[e]:.0f}"] for e in sorted(cpu)],
-        [f"CPU s, default phase run, columns K = {args.kmin}..{args.kmax} (search + cross-seeding)",
+        [f"CPU s, default phase run, columns K = {args.kmin}..{args.kmax} (searches + cells)",
          f"{sum(c['search_cpu_seconds'] + c['cpu_seconds'] for c in columns):.0f}"],
         ["wall s, default phase run (both passes, this invocation)", f"{phase_wall:.0f}"],
         ["wall s of this invocation", f"{wall:.0f}"],

@@ -8,8 +8,8 @@ rank, gap), ``phase_codes_rank2.png`` / ``phase_codes_rank3.png`` (class vectors
 and rank-3 optima), ``phase_crossovers.csv``, ``phase_boundary.csv`` and ``phase.md``; every
 figure has a CSV of its numbers.  Two passes, each cached in the store per column (one K, all
 depths): the searches (the exact search at the shallow depths and, up to 32 classes, the low-rank
-ladder at L >= 4), then the cells, so a rerun or a grid with more K only computes what is missing (new depths recompute
-the columns).  Depth L counts weight matrices (N = L + 1 factors including the features).
+ladder at L >= 4), then the cells, so a rerun or a grid with more K only computes what is missing
+(new depths recompute the columns).  Depth L counts weight matrices (N = L + 1 factors including the features).
 """
 
 from __future__ import annotations

@@ -62,8 +62,8 @@ K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 9
 up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 5 (K = 17, 28, 32, L = 2; K = 31, L = 4, 5).
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here; up to ``LOW_RANK_K`` it runs the ladder
-(``ladder``: a few random rank-3 to rank-5 codes at two pivot depths, each depth L >= 4 finished exactly) beside
-the exact search.  Naming at large K
+(``ladder``: random and converged Riesz rank-3 to rank-5 codes at two pivot depths, each depth L >= 4
+finished exactly) beside the exact search.  Naming at large K
 (``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
 (``symmetry.isomorphic``, milliseconds), otherwise ``rank-r code, WL classes = c``, c the number of
 colour-refinement classes of its entries (one when the code is vertex-transitive); the full
@@ -334,17 +334,18 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     ``repulsion-r<r>#0``), at L = 4 polished with the exact margins and the coarse stages
     (``solver.COARSE_SCHEDULE``, as the exact search makes its branches), at L = 8 descended from
     q = 64 (``SHARP``), form the pool: the random codes miss basins those reach (K = 28, L = 6-11;
-    K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's best code at p(L), unmoved (``solver.verify``), and
-    refines it at its rank with the exact objective (``solver.refine_exact``, ``LADDER_ITERATIONS``
-    SLSQP iterations).  Cheap because the deep optima barely change shape with depth: a rank-3 optimum
-    of L = 6 taken unmoved to L = 7 (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from
-    it reach 1e-9.  A cell's value does not depend on the other depths asked for.
+    K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's
+    best code at p(L), unmoved (``solver.verify``), and refines it at its rank with the exact
+    objective (``solver.refine_exact``, ``LADDER_ITERATIONS`` SLSQP iterations).  Cheap because the
+    deep optima barely change shape with depth: a rank-3 optimum of L = 6 taken unmoved to L = 7
+    (K = 26) is 2.4e-7 above the optimum there, and 40 iterations from it reach 1e-9.  A cell's value
+    does not depend on the other depths asked for.
 
     ``phase.search_column`` runs it beside the exact search for K <= ``LOW_RANK_K`` and keeps the
-    better code per depth; above 16 classes at effort 1 it serves its depths alone (measured in
+    better code per depth; at effort 1 it serves the depths beyond the exact search's alone (measured in
     benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16" and "A shallow exact
-    search above K = 16").  Returns a ``search.SearchResult`` over the depths it serves; its solves are the
-    descents and the exact finishes.
+    search above K = 16").  Returns a ``search.SearchResult`` over the depths it serves; its solves are
+    the descents, the polishes and the exact finishes.
     """
     K = params.integer("K", K, minimum=4, maximum=4096)
     depths = sorted({params.real("L", d, minimum=LADDER_FROM, maximum=10_000) for d in depths})
@@ -355,13 +356,15 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     for pivot, ranks, way in LADDER:
         p = schatten_exponent(pivot)
         fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
-        riesz = [(r, f"repulsion-r{r}#0") for r in ranks if f"repulsion-r{r}#0" in converged]
-        labels += [f"L = {pivot}: {label}" for _, label, _ in fresh] + [f"L = {pivot}: {label}" for _, label in riesz]
-        descended = [descend(Z, p, r, f"L = {pivot}: {label}", seed) for r, label, Z in fresh]
+        fresh = [(r, f"L = {pivot}: {label}", Z) for r, label, Z in fresh]
+        riesz = [(r, f"L = {pivot}: repulsion-r{r}#0", converged[f"repulsion-r{r}#0"])
+                 for r in ranks if f"repulsion-r{r}#0" in converged]
+        labels += [label for _, label, _ in fresh + riesz]
+        descended = [descend(Z, p, r, label, seed) for r, label, Z in fresh]
         if descended:  # no rank 3 <= r < K - 1 below 5 classes
             pool += _leaders(min(descended, key=lambda s: s.key), descended)
-        pool += [polish(converged[label], p, f"L = {pivot}: {label}", COARSE_SCHEDULE) if way == "polish"
-                 else descend(converged[label], p, r, f"L = {pivot}: {label}", seed, SHARP) for r, label in riesz]
+        pool += [polish(Z, p, label, COARSE_SCHEDULE) if way == "polish" else descend(Z, p, r, label, seed, SHARP)
+                 for r, label, Z in riesz]
         descents += len(descended) + len(riesz)
     best = {}
     for L in depths:

@@ -7,11 +7,9 @@ The unit of computation is a column: one K, all requested depths, computed in tw
 (``implicitbias.numerics.maxmargin.search``) once for all the column's depths (above 16 classes at
 effort 1 only for its shallow depths) and, up to ``low_rank.LOW_RANK_K`` = 32 classes, the low-rank
 ladder on its depths L >= 4 (``low_rank.ladder``), keeping the better code per depth; above 32
-classes the rank-r route
-``low_rank.large_search`` instead, whose cells are named from cheap invariants
-(``naming.identify(Z, group=False)``).  Pass 2 (``phase_column``, a pure function of the same
-config, from its pass-1 record) records a cell for every depth: the NC
-value K - 1, the best verified matrix with its name from invariants (``naming.identify``), the
+classes the rank-r route ``low_rank.large_search`` instead, whose cells are named from cheap
+invariants (``naming.identify(Z, group=False)``).  Pass 2 (``phase_column``, a pure function of the
+same config, from its pass-1 record) records a cell for every depth: the NC value K - 1, the best verified matrix with its name from invariants (``naming.identify``), the
 closed-form objective when the structure is named (``implicitbias.theory.codes``), a certified
 lower bound (``lower_bounds``), the gap between the two, and a verdict (Spec A, section 3):
 
@@ -259,8 +257,8 @@ def search_column(config: dict) -> dict:
     K <= 16 too", each judged on fresh cells).  From effort 2 on it serves every depth.  The ladder
     replaced cross-seeding from K + 1 classes, which cost three times the searches of K <= 16 and found
     less (benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16", with the
-    judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r
-    route ``low_rank.large_search`` alone, where ``effort`` does not enter.  The record keeps each
+    judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r route ``low_rank.large_search``
+    alone, where ``effort`` does not enter.  The record keeps each
     depth's best verified matrix (``MarginSolution.summary``), keyed by ``str(L)``.
     """
     t0 = time.process_time()
