@@ -80,6 +80,7 @@ def test_governing_clocks():
     assert governing_clock("sgd", 5e-4) == "T_L2"
     assert {governing_clock(o) for o in ("adam", "adamw", "muon", "rmsprop", "sign")} == {"T_adapt"}
     assert steps_per_epoch(45000, 128) == 352
+    assert steps_per_epoch(2**54, 2**53) == 2  # the largest minibatch allowed (MAX_BATCH)
 
 
 @pytest.mark.parametrize(
@@ -92,6 +93,7 @@ def test_governing_clocks():
         (dict(optimizer="sgd", lr_schedule=0.1, weight_decay=-1.0), "weight_decay"),
         (dict(optimizer="sgd", lr_schedule=float("nan")), "lr"),
         (dict(optimizer="sgd", lr_schedule=0.1, epochs=10**8), "epochs"),
+        (dict(optimizer="sgd", lr_schedule=0.1, batch_size=2**64, n_train=2**64), "batch_size"),
     ],
 )
 def test_bad_input(kwargs, name):

@@ -44,6 +44,7 @@ __all__ = [
     "steps_per_epoch",
     "total_steps",
     "MAX_STEPS",
+    "MAX_BATCH",
     "MAX_RATE",
 ]
 
@@ -51,6 +52,8 @@ OPTIMIZERS = ("sgd", "sgd_momentum", "nesterov", "adam", "adamw", "rmsprop", "si
 ADAPTIVE = ("adam", "adamw", "rmsprop", "sign", "muon")
 CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 MAX_STEPS = 10**8
+MAX_BATCH = 2**53  # examples per minibatch: beyond, b is not exact in float64 (T_SGD divides by it); N is then
+# bounded by MAX_STEPS steps of at most MAX_BATCH examples
 # a learning rate or decay beyond this is no training run; with both capped here and at most
 # MAX_STEPS steps every clock is finite: (1e100)^2 x 1e8 = 1e208 < 1.8e308, the largest float
 MAX_RATE = 1e100
@@ -117,9 +120,9 @@ class Clocks(Tabular):
 
 
 def steps_per_epoch(n_train: int, batch_size: int, drop_last: bool = False) -> int:
-    """ceil(N / b) minibatches per epoch, floor(N / b) with ``drop_last``; needs 1 <= b <= N."""
+    """ceil(N / b) minibatches per epoch, floor(N / b) with ``drop_last``; needs 1 <= b <= N, b <= ``MAX_BATCH``."""
     n = params.integer("n_train", n_train, minimum=1)
-    b = params.integer("batch_size", batch_size, minimum=1, maximum=n)
+    b = params.integer("batch_size", batch_size, minimum=1, maximum=min(n, MAX_BATCH))
     return n // b if params.boolean("drop_last", drop_last) else -(-n // b)
 
 
