@@ -10,6 +10,9 @@ planted transposition gives order 2 with its orbit, and isomorphism tests agains
 permutations.  Depth does not enter.
 """
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 
@@ -73,3 +76,26 @@ def test_hexagon_leaves_cells_of_two_after_one_vertex_is_fixed():
 
     group = symmetry_group(codes.kgon_code(6))
     assert group.order == 12 and group.orbit_sizes == (6,)
+
+
+def _count_by_enumeration(Z, tol=1e-6):
+    """The relabellings pi with Z[pi(c), pi(k)] = Z[c, k], counted over all K! permutations."""
+    K = len(Z)
+    return sum(np.allclose(Z[np.ix_(pi, pi)], Z, rtol=0, atol=tol * np.abs(Z).max())
+               for pi in map(list, itertools.permutations(range(K))))
+
+
+@pytest.mark.parametrize("K", [3, 4, 5, 6])
+def test_the_simplex_and_a_simplex_with_one_marked_class_against_enumeration(K):
+    """NC (one diagonal and one off-diagonal value) has all K! relabellings; marking one class (its
+    diagonal entry changed) leaves (K - 1)!, with orbits K - 1 and 1: both counted by enumeration."""
+    from implicitbias.numerics.maxmargin import codes
+
+    nc = codes.simplex_etf(K)
+    group = symmetry_group(nc)
+    assert group.order == _count_by_enumeration(nc) == math.factorial(K) and group.orbit_sizes == (K,)
+    marked = nc.copy()
+    marked[K - 1, K - 1] += 0.5
+    group = symmetry_group(marked)
+    assert group.order == _count_by_enumeration(marked) == math.factorial(K - 1)
+    assert group.orbit_sizes == (K - 1, 1)

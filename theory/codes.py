@@ -213,11 +213,13 @@ def _ties(a: str, b: str, k: int, digits: int) -> tuple[sp.Expr, ...]:
     sa, sb = unit_spectrum(a, k), unit_spectrum(b, k)
     if len(sa) == 1 and len(sb) == 1:
         (la, na), (lb, nb) = sa[0], sb[0]
-        if sp.simplify(la - lb) == 0:
+        if _sign(la - lb) == 0:
             return ()
         q = sp.log(sp.Rational(nb, na)) / sp.log(la / lb)
         qf = q.evalf(digits)
-        return (sp.simplify(2 / q - 1),) if 0 < qf <= 1 else ()
+        # L = 2/q - 1 left as the exact quotient of logarithms: sympy's simplify of it took 0.1-0.2 s a pair
+        # and returned no shorter form (e.g. -log((20/9)**(1/log(5/9))) for NC and the 10-cross-polytope)
+        return (2 * sp.log(la / lb) / sp.log(sp.Rational(nb, na)) - 1,) if 0 < qf <= 1 else ()
     f = sp.Lambda(p, _objective_p(a, k, p) - _objective_p(b, k, p))
     g = sp.lambdify(p, f(p), "mpmath")
     ends = [sp.Rational(i, GRID) for i in range(1, GRID + 1)]

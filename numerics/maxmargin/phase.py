@@ -228,7 +228,8 @@ def _crossovers(K: int, cells: list[PhaseCell]) -> list[dict]:
                     t = next(t for t in ties if ca.L < t < cb.L)
                     for _ in range(CROSSOVER_REFINE):
                         q = schatten_exponent(t)
-                        Za, Zb = polish(Za, q, a, WARM_SCHEDULE).Z, polish(Zb, q, b, WARM_SCHEDULE).Z
+                        Za = Za if ka else polish(Za, q, a, WARM_SCHEDULE).Z  # a named code is rigid: its
+                        Zb = Zb if kb else polish(Zb, q, b, WARM_SCHEDULE).Z  # matrix is its optimum at every depth
                         near = [x for x in _frozen_ties(Za, Zb) if ca.L - 0.5 < x < cb.L + 0.5]
                         if not near:
                             break

@@ -23,6 +23,7 @@ which has 1152 symmetries).  Depth does not enter.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +132,10 @@ def symmetry_group(Z: np.ndarray, tol: float = 1e-6) -> Symmetry:
     """Order and orbits of the group of class relabellings fixing Zbar (module docstring)."""
     C = colour_classes(Z, tol)
     K = C.shape[0]
+    if np.unique(np.diagonal(C)).size == 1 and np.unique(C[~np.eye(K, dtype=bool)]).size == 1:
+        # one diagonal and one off-diagonal colour (NC, the simplex): every relabelling fixes Zbar.  The
+        # chain below takes O(K^3) refinements to find the K! of them: 1.2 of the atlas's 10.6 s at K = 32
+        return Symmetry(math.factorial(K), (tuple(range(K)),))
     # orbits of the whole group
     orbits: list[list[int]] = []
     seen: set[int] = set()
