@@ -62,8 +62,8 @@ K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 9
 up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 5 (K = 17, 28, 32, L = 2; K = 31, L = 4, 5).
 
 ``phase.search_column`` sends K above ``LOW_RANK_K`` here; up to ``LOW_RANK_K`` it runs the ladder
-(``ladder``: random and converged Riesz rank-3 to rank-5 codes at two pivot depths, each depth L >= 4
-finished exactly) beside the exact search.  Naming at large K
+(``ladder``: random rank-4 and rank-3 codes and converged Riesz rank-3 and rank-4 codes at two pivot
+depths, each depth L >= 4 finished exactly) beside the exact search.  Naming at large K
 (``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
 (``symmetry.isomorphic``, milliseconds), otherwise ``rank-r code, WL classes = c``, c the number of
 colour-refinement classes of its entries (one when the code is vertex-transitive); the full
@@ -128,9 +128,10 @@ CARRIED = 2  # best codes of each depth that start the next depths
 MAXITER = 200  # L-BFGS-B iterations per stage
 PERTURBATION = 1e-3  # size of the random move of a start (unit margin)
 LADDER_FROM = 4  # the ladder serves the depths L >= 4, where the optimal ranks are 3 to 5 (K = 17-32)
-LADDER = ((4, (3, 4, 5), "polish"), (8, (3, 4), "descend"))  # its pivot depths, the ranks of their codes and
-# how the Riesz codes move there (the other way changed no calibration cell: benchmarks/RESULTS.md) ...
-LADDER_CODES = 3  # ... and this many fresh random codes per rank
+LADDER = ((4, (4,), (3, 4), "polish"), (8, (3,), (3, 4), "descend"))  # its pivot depths, the ranks of their random
+# codes and of their Riesz codes, and how the Riesz codes move there (the other way changed no calibration cell; the
+# other random ranks won no cell but 1 of 176 above K = 16: benchmarks/RESULTS.md, "Faster atlas, values kept") ...
+LADDER_CODES = 3  # ... and this many fresh random codes per random rank
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
 
 
@@ -339,9 +340,10 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     """The deep cells (finite L >= ``LADDER_FROM``) of a column by a few low-rank codes, finished exactly.
 
     At each pivot depth of ``LADDER`` ``LADDER_CODES`` random codes (``random_code``, salt 10 x pivot)
-    of each of the pivot's ranks are descended along the full ``SCHEDULE``; the ``CARRIED`` best
-    distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
-    and the exact search's converged Riesz codes of the pivot's ranks (``search.starts``,
+    of each of the pivot's random ranks (4 at L = 4, 3 at L = 8) are descended along the full ``SCHEDULE``;
+    the ``CARRIED`` best distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large
+    depth, Theorem 3.2) and the exact search's converged Riesz codes of the pivot's Riesz ranks (3 and 4;
+    ``search.starts``,
     ``repulsion-r<r>#0``), at L = 4 polished with the exact margins and the coarse stages
     (``solver.COARSE_SCHEDULE``, as the exact search makes its branches), at L = 8 descended from
     q = 64 (``SHARP``), form the pool: the random codes miss basins those reach (K = 28, L = 6-11;
@@ -364,9 +366,10 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     labels = ["kgon"]
     converged = dict(starts(K, 1, seed))  # the exact search's default starts: its Riesz codes
     descents = 0
-    for pivot, ranks, way in LADDER:
+    for pivot, random_ranks, ranks, way in LADDER:
         p = schatten_exponent(pivot)
-        fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in ranks if 3 <= r < K - 1 for i in range(LADDER_CODES)]
+        fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in random_ranks if 3 <= r < K - 1
+                 for i in range(LADDER_CODES)]
         fresh = [(r, f"L = {pivot}: {label}", Z) for r, label, Z in fresh]
         riesz = [(r, f"L = {pivot}: repulsion-r{r}#0", converged[f"repulsion-r{r}#0"])
                  for r in ranks if f"repulsion-r{r}#0" in converged]

@@ -40,7 +40,7 @@ matrices $\bar Z$ with every margin $\bar Z_{{kk}} - \bar Z_{{ck}} \geq 1$ ($L$ 
 factors).  Each column $K$ is searched exactly at its shallow depths together (spherical codes of every
 rank, named polytopes, their branches polished across depths, exact fixed-rank refinement; $L < 5$ up to 16
 classes, $L < 4$ above) and, up to 32 classes, by a low-rank ladder at $L \geq 4$ (random and spherical
-rank-3 to rank-5 codes moved at two pivot depths and finished exactly at each depth), keeping the better code
+rank-3 and rank-4 codes moved at two pivot depths and finished exactly at each depth), keeping the better code
 per cell; each cell's best matrix is re-verified and named from its
 invariants (rank, spectrum, class-vector cosines, symmetry group); named structures carry exact
 (sympy) objectives.  Files: [cells CSV]({ctx.link(paths['cells'])}), [matrices (npz)]({ctx.link(paths['atlas'])}).
