@@ -286,6 +286,15 @@ def test_above_16_classes_the_default_searches_exactly_only_below_the_ladder(mon
                      (17, [2, 3.5, 4, 6], None)]
 
 
+def test_the_shallow_search_above_16_classes_reaches_a_rank_7_optimum_from_its_riesz_code():
+    """Above 16 classes the default's exact search draws Riesz codes up to rank ``search.LARGE_MAX_RANK`` = 8.
+    K = 23, L = 2: the best of the ledger's 40 exact searches is 17.636235712 (rank 7); the default column reaches
+    it to 1e-9 from the rank-7 Riesz code (measured 3e-15 above), on a rank-7 code whose margins and S_p are
+    recomputed here; with codes only up to rank 6 it does not."""
+    rec = search_column({"K": 23, "depths": [2], "effort": 1, "seed": 0})["best"]["2"]
+    assert rec["rank"] == 7 and rec["start"] == "repulsion-r7#0"
+    assert _checked_value(rec, 2) < 17.636235712296752 * (1 + 1e-9)
+
 def test_the_ladder_reaches_the_riesz_basin_at_k28():
     """K = 28, L = 6: the best of the ledger's 40 exact searches is 8.617348753 (rank 3; effort 1, seed 3),
     the basin of the exact search's converged rank-3 Riesz code; the ladder's random codes alone ended
