@@ -217,9 +217,9 @@ def _ties(a: str, b: str, k: int, digits: int) -> tuple[sp.Expr, ...]:
             return ()
         q = sp.log(sp.Rational(nb, na)) / sp.log(la / lb)
         qf = q.evalf(digits)
-        # L = 2/q - 1 left as the exact quotient of logarithms: sympy's simplify of it took 0.1-0.2 s a pair
+        # L = 2/q - 1, which sympy keeps as the exact quotient of logarithms; its simplify took 0.1-0.2 s a pair
         # and returned no shorter form (e.g. -log((20/9)**(1/log(5/9))) for NC and the 10-cross-polytope)
-        return (2 * sp.log(la / lb) / sp.log(sp.Rational(nb, na)) - 1,) if 0 < qf <= 1 else ()
+        return (2 / q - 1,) if 0 < qf <= 1 else ()
     f = sp.Lambda(p, _objective_p(a, k, p) - _objective_p(b, k, p))
     g = sp.lambdify(p, f(p), "mpmath")
     ends = [sp.Rational(i, GRID) for i in range(1, GRID + 1)]

@@ -340,10 +340,9 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     """The deep cells (finite L >= ``LADDER_FROM``) of a column by a few low-rank codes, finished exactly.
 
     At each pivot depth of ``LADDER`` ``LADDER_CODES`` random codes (``random_code``, salt 10 x pivot)
-    of each of the pivot's random ranks (4 at L = 4, 3 at L = 8) are descended along the full ``SCHEDULE``;
-    the ``CARRIED`` best distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large
-    depth, Theorem 3.2) and the exact search's converged Riesz codes of the pivot's Riesz ranks (3 and 4;
-    ``search.starts``,
+    of each of the pivot's random ranks are descended along the full ``SCHEDULE``; the ``CARRIED`` best
+    distinct codes of each pivot, the regular K-gon (the rank-2 optimum at large depth, Theorem 3.2)
+    and the exact search's converged Riesz codes of the pivot's Riesz ranks (``search.starts``,
     ``repulsion-r<r>#0``), at L = 4 polished with the exact margins and the coarse stages
     (``solver.COARSE_SCHEDULE``, as the exact search makes its branches), at L = 8 descended from
     q = 64 (``SHARP``), form the pool: the random codes miss basins those reach (K = 28, L = 6-11;
@@ -366,13 +365,13 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     labels = ["kgon"]
     converged = dict(starts(K, 1, seed))  # the exact search's default starts: its Riesz codes
     descents = 0
-    for pivot, random_ranks, ranks, way in LADDER:
+    for pivot, random_ranks, riesz_ranks, way in LADDER:
         p = schatten_exponent(pivot)
         fresh = [(r, *random_code(K, r, seed, 10 * pivot, i)) for r in random_ranks if 3 <= r < K - 1
                  for i in range(LADDER_CODES)]
         fresh = [(r, f"L = {pivot}: {label}", Z) for r, label, Z in fresh]
         riesz = [(r, f"L = {pivot}: repulsion-r{r}#0", converged[f"repulsion-r{r}#0"])
-                 for r in ranks if f"repulsion-r{r}#0" in converged]
+                 for r in riesz_ranks if f"repulsion-r{r}#0" in converged]
         labels += [label for _, label, _ in fresh + riesz]
         descended = [descend(Z, p, r, label, seed) for r, label, Z in fresh]
         if descended:  # no rank 3 <= r < K - 1 below 5 classes
