@@ -4,14 +4,17 @@ The package never selects a matplotlib backend and never draws through pyplot: a
 ``Figure`` made here (``subplots``, ``new_figure``), which pyplot's registry does not hold, and
 ``Figure.savefig`` renders a PNG with the Agg canvas whatever the user's backend is.  So a
 notebook's ``%matplotlib inline`` and a script's own ``plt.plot(); plt.show()`` are left alone,
-as scikit-learn's displays leave them.  A figure returned to a notebook shows as PNG (IPython's
-formatter for ``Figure``); ``ax=`` arguments draw into the user's own Axes instead
-(``target_axes``).
+as scikit-learn's displays leave them.  A figure returned to a notebook shows as PNG: through the
+formatter for ``Figure`` that ``%matplotlib inline`` registers, and where none is registered (a fresh
+kernel that never resolved pyplot's backend, where a plain ``Figure`` shows as ``<Figure size ...>``)
+through the figure's own ``_repr_png_`` (``ShownFigure``); ``ax=`` arguments draw into the user's own
+Axes instead (``target_axes``).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,12 +24,24 @@ from matplotlib.figure import Figure, FigureBase
 
 from implicitbias.theory.params import ParameterError
 
-__all__ = ["new_figure", "subplots", "target_axes", "save_figure", "write_csv", "markdown_table"]
+__all__ = ["ShownFigure", "new_figure", "subplots", "target_axes", "save_figure", "write_csv", "markdown_table"]
+
+
+class ShownFigure(Figure):
+    """A ``Figure`` that IPython shows as PNG when it is a cell's value.  IPython asks an object for
+    ``_repr_png_`` only when no formatter is registered for its type; matplotlib-inline registers one for
+    ``Figure`` when ``%matplotlib inline`` runs or pyplot resolves its backend, and then that one draws
+    it, so the figure is shown once either way."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
 
 
 def new_figure(figsize: tuple[float, float] | None = None, **kwargs: Any) -> Figure:
-    """A ``Figure`` outside pyplot's registry (no backend chosen, nothing left open)."""
-    return Figure(figsize=figsize, **kwargs)
+    """A ``ShownFigure`` outside pyplot's registry (no backend chosen, nothing left open)."""
+    return ShownFigure(figsize=figsize, **kwargs)
 
 
 def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] | None = None, **kwargs: Any):

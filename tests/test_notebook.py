@@ -6,7 +6,10 @@ shows as a table or an equation (text/html or text/latex beside text/plain), eve
 shows an image (image/png), the kernel's backend is still the inline one after the package
 plotted, and the user's next ``plt.plot`` draws into a figure of their own (one Axes, one line,
 no image of the package's in it).  With ``matplotlib.use("Agg")`` at the package's import (the
-old ``implicitbias.figures``) the images and the user's figure are what fails.
+old ``implicitbias.figures``) the images and the user's figure are what fails.  A second, fresh kernel
+runs no ``%matplotlib inline`` and never touches pyplot, as a user who only imports the package does:
+there no formatter for ``Figure`` is registered, and a plot must still show as one image (a plain
+``matplotlib.figure.Figure`` showed as the text ``<Figure size ...>`` there).
 """
 
 import json
@@ -91,3 +94,15 @@ def test_the_users_next_plot_is_their_own(executed):
     before, after = state.pop("backend")
     assert "inline" in before and after == before  # the package never changed the kernel's backend
     assert state == {"axes": 1, "lines": 1, "images": 0, "own_line": True}
+
+
+def test_a_plot_shows_in_a_kernel_that_never_set_up_matplotlib(tmp_path):
+    cells = ["import implicitbias as ib\ndiagram = ib.phase_diagram(K=[5, 6], L=[1, 2])", "diagram.plot()"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("MPLBACKEND", raising=False)
+        mp.delenv("IMPLICITBIAS_STORE", raising=False)
+        mp.setenv("TMPDIR", str(tmp_path))
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = [out for out in nb.cells[1].outputs if out.output_type in ("execute_result", "display_data")]
+    assert len(shown) == 1 and "image/png" in shown[0].data
