@@ -123,14 +123,7 @@ def main() -> None:
     wall = time.perf_counter() - t0
     bare = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
     phase = {(c.K, c.L): c for c in cells_of(columns) if c.L >= 2}
-    best: dict = {}
-    best_rank: dict = {}
-    for c, r in zip(configs, records):
-        for L, v in r["values"].items():
-            key = (c["K"], depth(L))
-            if key not in best or v < best[key][0]:
-                best[key] = (v, c["effort"], c["seed"])
-                best_rank[key] = r["ranks"][L]
+    best, best_rank = best_of(configs, records)
     rows, worse, below = [], [], 0
     bare_equal = sum((bare[K]["values"][str(L)] - best[(K, L)][0]) / best[(K, L)][0] <= TOL for K in Ks for L in depths)
     for K in Ks:
@@ -182,6 +175,25 @@ def main() -> None:
     if args.rank_r:
         print()
         rank_r_table(Ks, depths, best, best_rank)
+
+
+def best_of(configs, records) -> tuple[dict, dict]:
+    """Per cell (K, L): the best value of the searches with its (effort, seed), and that search's rank."""
+    best: dict = {}
+    best_rank: dict = {}
+    for c, r in zip(configs, records):
+        for L, v in r["values"].items():
+            key = (c["K"], depth(L))
+            if key not in best or v < best[key][0]:
+                best[key] = (v, c["effort"], c["seed"])
+                best_rank[key] = r["ranks"][L]
+    return best, best_rank
+
+
+def ledger_best(path: Path = LEDGER) -> tuple[dict, dict]:
+    """``best_of`` the searches of a ledger (module docstring), every code fingerprint in it."""
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    return best_of([e["config"] for e in entries], [e["record"] for e in entries])
 
 
 def depth(text) -> int | float:

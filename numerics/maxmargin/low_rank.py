@@ -111,6 +111,9 @@ __all__ = [
     "LADDER_CODES",
     "LADDER_ITERATIONS",
     "ladder",
+    "TICKETS",
+    "TICKET_STAGES",
+    "tickets",
 ]
 
 LOW_RANK_K = 32  # phase columns with more classes take this route (the exact search's grid stops here)
@@ -133,6 +136,8 @@ LADDER = ((4, (4,), (3, 4), "polish"), (8, (3,), (3, 4), "descend"))  # its pivo
 # other random ranks won no cell but 1 of 176 above K = 16: benchmarks/RESULTS.md, "Faster atlas, values kept") ...
 LADDER_CODES = 3  # ... and this many fresh random codes per random rank
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
+TICKETS = (4, 3)  # random and Riesz codes at a shallow depth's best rank (``tickets``) ...
+TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
 
 
 def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -385,3 +390,28 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         start = min((verify(s.Z, p, s.start) for s in pool), key=lambda s: s.key)
         best[L] = refine_exact(start, maxiter=LADDER_ITERATIONS)
     return SearchResult(K, depths, best, distinct([best[L] for L in depths]), labels, descents + len(depths), 1, seed)
+
+
+def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None, int]:
+    """The best of fresh codes of rank ``rank`` at depth L, screened: ``(code, descents)``; ``(None, 0)``
+    unless 3 <= rank < K - 1.
+
+    ``TICKETS`` = (random, Riesz) codes of that rank, drawn from (seed, salt 100 + round(10 L)): random
+    ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``repulsion-r<r>.<salt>#<i>``) from q = 64
+    (``SHARP``), as ``random_starts`` draws them.  Each is descended through the first ``TICKET_STAGES``
+    stages of its schedule; only the best of them (``solver.verify``'s key) is descended through the rest.
+    The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth
+    (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
+    search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md
+    "Screened tickets at the shallow depths").  L counts weight matrices (p = 2/(L + 1)).
+    """
+    if not 3 <= rank < K - 1:
+        return None, 0
+    p, salt = schatten_exponent(L), 100 + round(10 * L)
+    random_codes, riesz_codes = TICKETS
+    drawn = [(*random_code(K, rank, seed, salt, i), SCHEDULE) for i in range(random_codes)]
+    drawn += [(f"repulsion-r{rank}.{salt}#{i}", code_logits(repulsion_code(K, rank, [seed, salt, rank, random_codes + i])),
+               SHARP) for i in range(riesz_codes)]
+    screened = [(descend(Z, p, rank, label, seed, schedule[:TICKET_STAGES]), schedule) for label, Z, schedule in drawn]
+    first, schedule = min(screened, key=lambda pair: pair[0].key)
+    return descend(first.Z, p, rank, first.start, seed, schedule[TICKET_STAGES:]), len(drawn) + 1

@@ -44,7 +44,7 @@ from scipy.optimize import brentq
 
 from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
-from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LOW_RANK_K, ladder, large_search
+from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LOW_RANK_K, ladder, large_search, tickets
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
@@ -277,7 +277,8 @@ def search_column(config: dict) -> dict:
         else:  # the exact search up to one beyond its deepest search depth, the ladder from LADDER_FROM
             shallow = SMALL_SHALLOW_SEARCH_DEPTHS if K <= SMALL_K else SHALLOW_SEARCH_DEPTHS
             served = [L for L in deep if L < max(shallow) + 1 or L not in ladder_depths]
-            res = search(K, served, effort, seed, search_depths=shallow) if served else None
+            shot = None if K <= SMALL_K else functools.partial(tickets, seed=seed)
+            res = search(K, served, effort, seed, search_depths=shallow, tickets=shot) if served else None
         if K <= SMALL_K and res is not None:
             res = _refined(res)
         if ladder_depths:

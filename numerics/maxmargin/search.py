@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -207,11 +207,14 @@ def distinct(sols: list[MarginSolution]) -> list[MarginSolution]:
 
 @single_threaded
 def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool = False,
-           search_depths: Sequence | None = None) -> SearchResult:
+           search_depths: Sequence | None = None, tickets: Callable | None = None) -> SearchResult:
     """Best verified solution of P(K, L) for every L in ``depths`` (module docstring, steps 1-3).
 
     ``depths``: reals >= 1 or ``math.inf`` (L weight matrices, p = 2/(L + 1); inf: p -> 0).
     ``search_depths``: where the starts become branches, instead of the plan's (``plan``).
+    ``tickets``: ``tickets(K, rank, L) -> (code or None, descents)``, called at every finite depth with the
+    rank of its best polished branch; the code is polished there beside the branches before the exact
+    refinement (``phase.search_column`` passes ``low_rank.tickets`` above ``SMALL_K`` classes).
     """
     K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
     depths = [math.inf if d == math.inf else params.real("L", d, minimum=1) for d in depths]
@@ -237,6 +240,12 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
     for L in depths:
         p = schatten_exponent(L)
         polished = funnel(pool, [verify(b.Z, p).key for b in pool], p, how.max_polished)
+        if tickets is not None and p > 0:
+            ticket, descents = tickets(K, polished[0][0].rank, L)
+            solves += descents
+            if ticket is not None:
+                polished = sorted([*polished, (polish(ticket.Z, p, ticket.start, WARM_SCHEDULE), ticket.key)],
+                                  key=lambda pair: pair[0].key)
         refined = []
         for sol, unmoved in polished:
             if not within(sol.key, polished[0][0].key, p, how.close) or any(same_minimum(sol, r) for r in refined):
