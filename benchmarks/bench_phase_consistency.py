@@ -118,7 +118,7 @@ def main() -> None:
             current = store.map(SEARCH_KIND, search_cell, defaults, executor=executor, desc="default, current code")
         t1 = time.perf_counter()
         columns = phase_diagram(functools.partial(store.map, executor=executor),
-                                [c for c in phase_configs(max(Ks), args.lmax, depths=depths, kmin=min(Ks)) if c["K"] in Ks])
+                                [c for c in phase_configs(max(Ks), 1 if args.depths else args.lmax, depths=depths, kmin=min(Ks)) if c["K"] in Ks])
         phase_wall = time.perf_counter() - t1
     wall = time.perf_counter() - t0
     bare = {c["K"]: r for c, r in zip(configs, records) if c["effort"] == 1 and c["seed"] == 0}
