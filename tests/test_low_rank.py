@@ -291,10 +291,11 @@ def test_above_16_classes_the_default_searches_exactly_only_below_the_ladder(mon
 
 def test_the_shallow_search_above_16_classes_reaches_a_rank_7_optimum_from_its_riesz_code():
     """Above 16 classes the default's exact search draws Riesz codes up to rank ``search.LARGE_MAX_RANK`` = 8.
-    K = 23, L = 2: the best of the ledger's 40 exact searches is 17.636235712 (rank 7); the default column reaches
-    it to 1e-9 from the rank-7 Riesz code (measured 3e-15 above), on a rank-7 code whose margins and S_p are
-    recomputed here; with codes only up to rank 6 it does not."""
-    rec = search_column({"K": 23, "depths": [2], "effort": 1, "seed": 0})["best"]["2"]
+    K = 23, L = 2: the best of the ledger's 40 exact searches is 17.636235712 (rank 7); the default's exact search
+    (without the column's tickets, which start there from its best branch's rank) reaches it to 1e-9 from the
+    rank-7 Riesz code (measured 3e-15 above), on a rank-7 code whose margins and S_p are recomputed here; with
+    codes only up to rank 6 it does not."""
+    rec = search(23, [2], 1, 0, search_depths=phase.SHALLOW_SEARCH_DEPTHS).best[2].summary()
     assert rec["rank"] == 7 and rec["start"] == "repulsion-r7#0"
     assert _checked_value(rec, 2) < 17.636235712296752 * (1 + 1e-9)
 
