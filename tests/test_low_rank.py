@@ -375,6 +375,15 @@ def test_screened_tickets_reach_the_shallow_cells_the_exact_search_misses(K, L, 
     assert _checked_value(rec, L) < reference * (1 + 1e-6)
 
 
+@pytest.mark.parametrize("bad", [{"K": 3}, {"K": 20.5}, {"rank": 2.5}, {"rank": 21}, {"L": 1}, {"L": float("inf")},
+                                 {"L": "deep"}])
+def test_tickets_refuse_bad_input(bad):
+    """A one-line ``ParameterError`` naming the argument: K an integer >= 4, rank an integer up to K, L > 1 finite."""
+    kwargs = {"K": 20, "rank": 5, "L": 3, **bad}
+    with pytest.raises(params.ParameterError, match=next(iter(bad))):
+        tickets(**kwargs)
+
+
 @pytest.mark.parametrize("K, rank", [(17, 2), (17, 16), (5, 4)])
 def test_tickets_need_a_rank_between_3_and_k_minus_2(K, rank):
     """No fresh code below rank 3 (the K-gon's rank 2 is a start of every search) nor at K - 1 (NC's)."""

@@ -61,7 +61,8 @@ best of 40 exact searches (efforts 1-8 x 5 seeds; the ledger ``benchmarks/phase_
 K = 17-32, L = 2..12, one run of this route (16-65 CPU s a column) is equal in 98 of 176 cells, below in 73 (by
 up to 3.5e-3: rank-3 and rank-4 codes the exact searches miss) and above in 5 (K = 17, 28, 32, L = 2; K = 31, L = 4, 5).
 
-``phase.search_column`` sends K above ``LOW_RANK_K`` here; up to ``LOW_RANK_K`` it runs the ladder
+``phase.search_column`` sends K above ``LOW_RANK_K`` here; above ``search.SMALL_K`` its exact search at the
+shallow depths polishes screened fresh codes of this route beside its branches (``tickets``); up to ``LOW_RANK_K`` it runs the ladder
 (``ladder``: random rank-4 and rank-3 codes and converged Riesz rank-3 and rank-4 codes at two pivot
 depths, each depth L >= 4 finished exactly) beside the exact search.  Naming at large K
 (``naming.identify(Z, group=False)``): the exact name when the matrix is a known configuration relabelled
@@ -402,9 +403,12 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     stages of its schedule; only the best of them (``solver.verify``'s key) is descended through the rest.
     The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth
     (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
-    search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md
-    "Screened tickets at the shallow depths").  L counts weight matrices (p = 2/(L + 1)).
+    search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14
+    shallow cells above the best of 40 would cost").  L counts weight matrices (p = 2/(L + 1)), L > 1 and finite.
     """
+    K = params.integer("K", K, minimum=4, maximum=4096)
+    rank = params.integer("rank", rank, minimum=1, maximum=K)
+    L = params.real("L", L, minimum=1, open_minimum=True, maximum=10_000)
     if not 3 <= rank < K - 1:
         return None, 0
     p, salt = schatten_exponent(L), 100 + round(10 * L)
