@@ -67,6 +67,7 @@ WARM_SCHEDULE = EPS_SCHEDULE[3:]  # 1e-5 ... 1e-11: a local minimum of a nearby 
 TIGHT = {"maxiter": 300, "ftol": 1e-13, "gtol": 1e-10}  # L-BFGS-B options of the final stages
 LOOSE = {"maxiter": 150, "ftol": 1e-9, "gtol": 1e-6}  # ... of stages that only follow the path
 REFINE_FTOL = 1e-12  # refine_exact's SLSQP stops when f moves less than this
+REFINE_SCALE = 100.0  # SLSQP sees the objective scaled to this value at its start (p > 0)
 REFINE_ROUNDS = 5  # refine_until_stalled runs refine_exact at most this many times in a row ...
 IMPROVES = 1e-12  # ... while each run lowers the objective by more than this (relative)
 MAX_DIMENSION = 256  # K above this: the dense K x K SVD per step is too slow to be useful
@@ -245,7 +246,10 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200, ft
     unit margin, so the value returned is honest).  Needed because the smoothed problem is
     ill-conditioned on flat low-rank families: measured 7e-4 below the smoothed minimum at
     K = 16, L = 4.  The Jacobians are written by hand: SLSQP needs them dense.  SLSQP stops when an
-    iteration moves the objective by less than ``ftol`` (absolute; ``REFINE_FTOL``): with 1e-16 it ran to
+    iteration moves the objective by less than ``ftol`` (absolute, in the objective's own units; ``REFINE_FTOL``).
+    For p > 0 SLSQP sees the objective scaled to ``REFINE_SCALE`` at the start: its quasi-Newton matrix starts
+    at the identity, and at the objective's own scale (S_p about 2-25) it took twice the iterations over the
+    atlas (benchmarks/RESULTS.md, "SLSQP's objective scaled").  With ftol 1e-16 it ran to
     ``maxiter`` at the precision limit, with 6-10 line-search evaluations per iteration, for values
     equal to 1e-13 (measured on the searches of K = 14 and 24, all depths 2-12).  The argmin is only
     about sqrt(ftol) accurate where the minimum is quadratic: pass 1e-16 where the matrix itself is
@@ -301,9 +305,16 @@ def refine_exact(sol: MarginSolution, slack: float = 0.2, maxiter: int = 200, ft
         J[rows_b, cols_b] = (A[kk[j]] - A[cc[j]]).ravel()
         return J
 
-    res = minimize(f, np.concatenate([A0.ravel(), C0.ravel()]), jac=True, method="SLSQP",
+    x0 = np.concatenate([A0.ravel(), C0.ravel()])
+    scale = REFINE_SCALE / abs(f(x0)[0]) if p > 0 else 1.0
+
+    def scaled(x):
+        value, grad = f(x)
+        return value * scale, grad * scale
+
+    res = minimize(scaled, x0, jac=True, method="SLSQP",
                    constraints=[{"type": "ineq", "fun": margins_active, "jac": jacobian}],
-                   options={"maxiter": maxiter, "ftol": ftol})
+                   options={"maxiter": maxiter, "ftol": ftol * scale})
     status = _Status()
     status.add(res)
     A, B = unpack(res.x)
