@@ -137,7 +137,7 @@ LADDER = ((4, (4,), (3, 4), "polish"), (8, (3,), (3, 4), "descend"))  # its pivo
 # other random ranks won no cell but 1 of 176 above K = 16: benchmarks/RESULTS.md, "Faster atlas, values kept") ...
 LADDER_CODES = 3  # ... and this many fresh random codes per random rank
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
-TICKETS = (4, 3)  # random and Riesz codes at each rank of a shallow depth's polished branches (``tickets``) ...
+TICKETS = (4, 3)  # random and Riesz codes at a shallow depth's best rank (``tickets``) ...
 TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
 
 
@@ -401,8 +401,8 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``repulsion-r<r>.<salt>#<i>``) from q = 64
     (``SHARP``), as ``random_starts`` draws them.  Each is descended through the first ``TICKET_STAGES``
     stages of its schedule; only the best of them (``solver.verify``'s key) is descended through the rest.
-    The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth,
-    one per distinct rank of its polished branches (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
+    The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth
+    (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
     search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14
     shallow cells above the best of 40 would cost").  L counts weight matrices (p = 2/(L + 1)), L > 1 and finite.
     """

@@ -252,7 +252,7 @@ def search_column(config: dict) -> dict:
     route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
     can only lower a cell).  At effort 1 the exact search runs from the search depths
     ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
-    with screened fresh codes at the ranks of each depth's polished branches (``low_rank.tickets``: the shallow optima there are
+    with screened fresh codes at each depth's best rank (``low_rank.tickets``: the shallow optima there are
     rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
     only the depths below the deepest of them plus one (and L = inf): its deeper work cost two thirds of
     the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
