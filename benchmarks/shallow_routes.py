@@ -11,7 +11,7 @@ above.  Per K this script runs, at L = 2 and 3 and timed in CPU s:
   from effort 2 on);
 - ``tickets``: at the rank r* of the default's best and one either side, ``RANDOM`` random codes
   (``low_rank.random_code``, the full ``SCHEDULE``) and ``RIESZ`` fresh Riesz-energy codes
-  (``spherical.repulsion_code``, from q = 64, ``SHARP``), each descended at p(L)
+  (``low_rank.riesz_code``, from q = 64, ``SHARP``), each descended at p(L)
   (``low_rank.descend``), then ``low_rank.finish`` (the best 3 within 2% polished and refined).
 
 Printed: per cell each route's value against the ledger's best (``=``: within a relative 1e-6, else the
@@ -33,11 +33,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from implicitbias.figures import markdown_table
-from implicitbias.numerics.maxmargin.low_rank import SCHEDULE, SHARP, descend, finish, large_search, random_code
+from implicitbias.numerics.maxmargin.low_rank import SCHEDULE, SHARP, descend, finish, large_search, random_code, riesz_code
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.phase import SHALLOW_SEARCH_DEPTHS
 from implicitbias.numerics.maxmargin.search import search
-from implicitbias.numerics.maxmargin.spherical import code_logits, repulsion_code
 
 DEPTHS = (2, 3)
 RANDOM = 4  # random codes per rank
@@ -68,8 +67,8 @@ def column(K: int) -> dict:
                 label, Z = random_code(K, r, 0, 20 + L, i)
                 draws.append(("random", r - rstar, descend(Z, p, r, label, 0, SCHEDULE)))
             for i in range(RIESZ):
-                Z = code_logits(repulsion_code(K, r, [0, 20 + L, r, 100 + i]))
-                draws.append(("riesz", r - rstar, descend(Z, p, r, f"riesz-r{r}#{i}", 0, SHARP)))
+                label, Z = riesz_code(K, r, 0, 20 + L, i, 100)
+                draws.append(("riesz", r - rstar, descend(Z, p, r, label, 0, SHARP)))
         done = finish([s for _, _, s in draws], p)
         out["default"][L] = (default.best[L].objective, default.best[L].rank)
         out["rank-r"][L] = (route.best[L].objective, route.best[L].rank)

@@ -104,6 +104,7 @@ __all__ = [
     "descend",
     "large_starts",
     "random_code",
+    "riesz_code",
     "random_starts",
     "finish",
     "large_search",
@@ -270,6 +271,13 @@ def random_code(K: int, r: int, seed: int, salt: int, index: int) -> tuple[str, 
     return f"{RANDOM}r{r}#{index}", code_logits(V)
 
 
+def riesz_code(K: int, r: int, seed: int, salt: int, index: int, offset: int) -> tuple[str, np.ndarray]:
+    """A labelled converged Riesz-energy code ``(repulsion-r<r>.<salt>#<index>, Zbar)`` of rank r
+    (``spherical.repulsion_code``), drawn from (seed, salt, r, offset + index): ``offset`` keeps its draws
+    apart from those of the random codes (``random_code``) of the same salt, which take the indices below it."""
+    return f"repulsion-r{r}.{salt}#{index}", code_logits(repulsion_code(K, r, [seed, salt, r, offset + index]))
+
+
 def random_starts(K: int, rank: int, seed: int = 0, salt: int = 0) -> list[tuple[str, np.ndarray]]:
     """Labelled fresh codes ``(label, Zbar)`` at ``rank`` and one either side (3 <= r < K - 1):
     ``RANDOM_PER_RANK`` random ones (``random_code``) at each, and Riesz-energy codes
@@ -285,8 +293,7 @@ def random_starts(K: int, rank: int, seed: int = 0, salt: int = 0) -> list[tuple
         if not 3 <= r < K - 1:
             continue
         out += [random_code(K, r, seed, salt, i) for i in range(RANDOM_PER_RANK)]
-        out += [(f"repulsion-r{r}.{salt}#{i}", code_logits(repulsion_code(K, r, [seed, salt, r, RANDOM_PER_RANK + i])))
-                for i in range(CODES_AT_BEST if r == rank else CODES_PER_RANK)]
+        out += [riesz_code(K, r, seed, salt, i, RANDOM_PER_RANK) for i in range(CODES_AT_BEST if r == rank else CODES_PER_RANK)]
     return out
 
 
@@ -398,9 +405,9 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     unless 3 <= rank < K - 1.
 
     ``TICKETS`` = (random, Riesz) codes of that rank, drawn from (seed, salt 100 + round(10 L)): random
-    ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``repulsion-r<r>.<salt>#<i>``) from q = 64
-    (``SHARP``), as ``random_starts`` draws them.  Each is descended through the first ``TICKET_STAGES``
-    stages of its schedule; only the best of them (``solver.verify``'s key) is descended through the rest.
+    ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``riesz_code``) from q = 64 (``SHARP``).
+    Each is descended through the first ``TICKET_STAGES`` stages of its schedule; only the best of them
+    (``solver.verify``'s key) is descended through the rest.
     The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth
     (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
     search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14
@@ -414,8 +421,7 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     p, salt = schatten_exponent(L), 100 + round(10 * L)
     random_codes, riesz_codes = TICKETS
     drawn = [(*random_code(K, rank, seed, salt, i), SCHEDULE) for i in range(random_codes)]
-    drawn += [(f"repulsion-r{rank}.{salt}#{i}", code_logits(repulsion_code(K, rank, [seed, salt, rank, random_codes + i])),
-               SHARP) for i in range(riesz_codes)]
+    drawn += [(*riesz_code(K, rank, seed, salt, i, random_codes), SHARP) for i in range(riesz_codes)]
     screened = [(descend(Z, p, rank, label, seed, schedule[:TICKET_STAGES]), schedule) for label, Z, schedule in drawn]
     first, schedule = min(screened, key=lambda pair: pair[0].key)
     return descend(first.Z, p, rank, first.start, seed, schedule[TICKET_STAGES:]), len(drawn) + 1
