@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+import numpy as np
 import sympy as sp
 
 from implicitbias.theory import params
 
-__all__ = ["Polytope", "CATALOGUE", "gram", "spectrum", "names_with_vertices"]
+__all__ = ["Polytope", "CATALOGUE", "gram", "float_gram", "spectrum", "names_with_vertices"]
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,24 @@ def gram(name: str) -> sp.Matrix:
 
 
 @lru_cache(maxsize=None)
+def _float_gram(name: str) -> np.ndarray:
+    poly = CATALOGUE[name]
+    if poly.given_by_gram:
+        return np.array(poly.build().evalf(30).tolist(), dtype=float)
+    V = np.array(poly.build().evalf(30).tolist(), dtype=float)
+    return V @ V.T
+
+
+def float_gram(name: str) -> np.ndarray:
+    """The Gram matrix of the named configuration in float64: V V^T of its points read to 30 digits
+    (equal to ``gram`` read in floats to a few units of 1e-16; the tests compare the two).  Reading the
+    K x r points instead of the K x K symbolic products is 20 times cheaper: ``evalf`` of the whole Gram
+    matrix was the largest exact cost of an atlas's cells."""
+    params.choice("name", name, CATALOGUE)
+    return _float_gram(name).copy()
+
+
+@lru_cache(maxsize=None)
 def spectrum(name: str) -> tuple[tuple[tuple[sp.Expr, int], ...], sp.Expr]:
     """Exact non-zero eigenvalues of G = V V^T with multiplicities, and its smallest margin m.
 
@@ -227,8 +246,8 @@ def spectrum(name: str) -> tuple[tuple[tuple[sp.Expr, int], ...], sp.Expr]:
     params.choice("name", name, CATALOGUE)
     poly = CATALOGUE[name]
     G = gram(name)
-    Gf = [[float(x) for x in row] for row in G.evalf(30).tolist()]
-    c, k = max(((c, k) for k in range(poly.K) for c in range(poly.K) if c != k), key=lambda ck: Gf[ck[0]][ck[1]])
+    Gf = _float_gram(name)
+    c, k = max(((c, k) for k in range(poly.K) for c in range(poly.K) if c != k), key=lambda ck: Gf[ck])
     norm2 = sp.radsimp(sp.simplify(G[0, 0]))
     margin = sp.radsimp(sp.simplify(G[k, k] - G[c, k]))
     if poly.axial is not None:

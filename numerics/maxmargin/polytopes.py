@@ -14,14 +14,14 @@ import numpy as np
 
 from implicitbias.numerics.maxmargin.margin import unit_margin
 from implicitbias.theory import params
-from implicitbias.theory.polytopes import CATALOGUE, gram, names_with_vertices
+from implicitbias.theory.polytopes import CATALOGUE, float_gram, names_with_vertices
 
 __all__ = ["logits", "with_vertices"]
 
 
 @lru_cache(maxsize=None)
 def _logits(name: str) -> np.ndarray:
-    G = np.array(gram(name).evalf(30).tolist(), dtype=float)
+    G = float_gram(name)
     return unit_margin(G - G.mean(axis=0, keepdims=True))
 
 
