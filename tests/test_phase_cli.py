@@ -55,6 +55,43 @@ def test_phase_command_writes_the_atlas_and_reuses_the_store(tmp_path, capsys):
         assert store.counts(KIND) == {"done": 5}
 
 
+def test_figures_drawn_on_the_process_pool_are_the_ones_drawn_here(tmp_path, capsys):
+    """``--executor process`` draws the four figures on the pool's workers (``atlas.write_outputs``'s
+    ``executor``); from the same stored columns they equal, byte for byte, the ones drawn in this process."""
+    db = tmp_path / "s.sqlite"
+    base = ["--store", str(db), "phase", "--K-max", "5", "--L-max", "3", "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "here"), "--executor", "inline"]) == 0
+    here = capsys.readouterr().out
+    assert main([*base, "--out", str(tmp_path / "pool"), "--executor", "process", "--workers", "2"]) == 0
+    assert capsys.readouterr().out.replace("pool", "here") == here  # the same files, listed in the same order
+    names = sorted(f.name for f in (tmp_path / "here").iterdir())
+    assert names == sorted(f.name for f in (tmp_path / "pool").iterdir())
+    assert {"phase_codes_rank2.png", "phase_codes_rank3.png", "phase_heatmap.png", "phase_structures.png"} <= set(names)
+    for name in names:
+        if name.endswith((".png", ".csv", ".md")):
+            assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "pool" / name).read_bytes(), name
+
+
+def test_write_outputs_submits_every_figure_to_the_executor_it_is_given(tmp_path):
+    from implicitbias.atlas import draw_codes, draw_heatmap, draw_structure_map, write_outputs
+    from implicitbias.executors import InlineExecutor
+    from implicitbias.numerics.maxmargin.phase import column_config, phase_column
+
+    class Spy(InlineExecutor):
+        def __init__(self):
+            self.calls = []
+
+        def submit(self, fn, /, *args, **kwargs):
+            self.calls.append(fn)
+            return super().submit(fn, *args, **kwargs)
+
+    spy = Spy()
+    paths = write_outputs([phase_column(column_config(K, [1, 2, 3])) for K in (4, 5)], tmp_path, executor=spy)
+    assert sorted(f.__name__ for f in spy.calls) == sorted(f.__name__ for f in (draw_codes, draw_codes, draw_heatmap,
+                                                                                draw_structure_map))
+    assert {"heatmap", "structures", "codes_rank2"} <= set(paths) and all(p.exists() for p in paths.values())
+
+
 @pytest.mark.parametrize(
     "extra, name",
     [

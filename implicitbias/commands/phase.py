@@ -44,7 +44,8 @@ def run(args) -> int:
     configs = phase_configs(args.kmax, args.lmax, args.effort, args.seed, depths, kmin=args.kmin)
     with Store(args.store) as store, open_executor(args.executor, args.workers) as executor:
         columns = phase_diagram(functools.partial(store.map, executor=executor, progress=args.progress), configs)
-    paths = write_outputs(columns, args.out)
+        # the figures on the local pool only: Dask and SLURM workers need not see this folder
+        paths = write_outputs(columns, args.out, executor=executor if args.executor == "process" else None)
     rows = boundary(cells_of(columns))
     if args.json:
         emit(True, rows, files=paths)
