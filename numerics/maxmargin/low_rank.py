@@ -136,7 +136,8 @@ LADDER_FROM = 4  # the ladder serves the depths L >= 4, where the optimal ranks 
 LADDER = ((4, (4,), (3, 4), "polish"), (8, (3,), (3, 4), "descend"))  # its pivot depths, the ranks of their random
 # codes and of their Riesz codes, and how the Riesz codes move there (the other way changed no calibration cell; the
 # other random ranks won no cell but 1 of 176 above K = 16: benchmarks/RESULTS.md, "Faster atlas, values kept") ...
-LADDER_CODES = 3  # ... and this many fresh random codes per random rank
+LADDER_CODES = 4  # ... and this many fresh random codes per random rank (3 left K = 26, L = 4, 5 above the best of 40:
+# benchmarks/RESULTS.md, "A fourth random code per ladder pivot")
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
 TICKETS = (4, 3)  # random and Riesz codes at a shallow depth's best rank (``tickets``) ...
 TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
