@@ -297,7 +297,7 @@ def write_outputs(columns, out: Path, stem: str = "phase", executor: Executor | 
 
     ``executor``: a ``concurrent.futures.Executor`` whose workers share this folder (the local process pool of
     ``implicitbias phase``) draws the four figures, while this process writes the tables and computes the
-    boundary; None draws them here.  Drawing was 3.2 of the 4.5 s the outputs of the K <= 32 atlas take in one
+    boundary; None draws them here.  Drawing was 3.75 of the 4.5 s the outputs of the K <= 32 atlas took in one
     process (benchmarks/RESULTS.md, "The atlas's figures drawn on its pool")."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -216,10 +216,8 @@ def gram(name: str) -> sp.Matrix:
 @lru_cache(maxsize=None)
 def _float_gram(name: str) -> np.ndarray:
     poly = CATALOGUE[name]
-    if poly.given_by_gram:
-        return np.array(poly.build().evalf(30).tolist(), dtype=float)
-    V = np.array(poly.build().evalf(30).tolist(), dtype=float)
-    return V @ V.T
+    M = np.array(poly.build().evalf(30).tolist(), dtype=float)  # the points, or the Gram matrix itself
+    return M if poly.given_by_gram else M @ M.T
 
 
 def float_gram(name: str) -> np.ndarray:
