@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
+import bench_phase_consistency as consistency  # a sibling script: benchmarks/ is sys.path[0] when this one runs
 from implicitbias.figures import markdown_table
 from implicitbias.numerics.maxmargin.low_rank import SCHEDULE, SHARP, descend, finish, large_search, random_code, riesz_code
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
@@ -42,9 +41,6 @@ DEPTHS = (2, 3)
 RANDOM = 4  # random codes per rank
 RIESZ = 3  # fresh Riesz codes per rank
 BASIN = 3e-4  # a descended ticket this close (relative, unrefined) to the smallest value is in its basin
-_spec = importlib.util.spec_from_file_location("bench_phase_consistency", Path(__file__).with_name("bench_phase_consistency.py"))
-consistency = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(consistency)
 
 
 def column(K: int) -> dict:
