@@ -112,6 +112,7 @@ __all__ = [
     "LADDER",
     "LADDER_CODES",
     "LADDER_ITERATIONS",
+    "PIVOT_ITERATIONS",
     "ladder",
     "TICKETS",
     "TICKET_STAGES",
@@ -139,6 +140,8 @@ LADDER = ((4, (4,), (3, 4), "polish"), (8, (3,), (3, 4), "descend"))  # its pivo
 LADDER_CODES = 4  # ... and this many fresh random codes per random rank (3 left K = 26, L = 4, 5 above the best of 40:
 # benchmarks/RESULTS.md, "A fourth random code per ladder pivot")
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
+PIVOT_ITERATIONS = 15  # SLSQP iterations that finish a descended pivot's best codes before the pool is ranked (the
+# soft values rank them only to about 1e-3: benchmarks/RESULTS.md, "The ladder's descended pivot finished exactly")
 TICKETS = (4, 3)  # random and Riesz codes at a shallow depth's best rank (``tickets``) ...
 TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
 
@@ -360,7 +363,11 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
     ``repulsion-r<r>#0``), at L = 4 polished with the exact margins and the coarse stages
     (``solver.COARSE_SCHEDULE``, as the exact search makes its branches), at L = 8 descended from
     q = 64 (``SHARP``), form the pool: the random codes miss basins those reach (K = 28, L = 6-11;
-    K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  Each depth L takes the pool's
+    K = 32, L = 4-5: 2e-4 to 5e-4 above the best of 40 without them).  At the pivot whose codes are
+    all descended (L = 8), the best within ``WINDOW`` (at most ``FINISHED``) are first refined there
+    (``solver.refine_exact``, ``PIVOT_ITERATIONS``): the soft objective ranks codes only to about 1e-3
+    (K = 31: the Riesz rank-3 code descends to 1.6e-3 above the best random one and refines to 8e-5
+    below it, a basin 38 of the 40 exact searches miss).  Each depth L takes the pool's
     best code at p(L), unmoved (``solver.verify``), and refines it at its rank with the exact
     objective (``solver.refine_exact``, ``LADDER_ITERATIONS`` SLSQP iterations).  Cheap because the
     deep optima barely change shape with depth: a rank-3 optimum of L = 6 taken unmoved to L = 7
@@ -388,10 +395,14 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
                  for r in riesz_ranks if f"repulsion-r{r}#0" in converged]
         labels += [label for _, label, _ in fresh + riesz]
         descended = [descend(Z, p, r, label, seed) for r, label, Z in fresh]
-        if descended:  # no rank 3 <= r < K - 1 below 5 classes
-            pool += _leaders(min(descended, key=lambda s: s.key), descended)
-        pool += [polish(Z, p, label, COARSE_SCHEDULE) if way == "polish" else descend(Z, p, r, label, seed, SHARP)
+        here = _leaders(min(descended, key=lambda s: s.key), descended) if descended else []  # none below 5 classes
+        here += [polish(Z, p, label, COARSE_SCHEDULE) if way == "polish" else descend(Z, p, r, label, seed, SHARP)
                  for r, label, Z in riesz]
+        if way == "descend" and here:
+            ranked = sorted(here, key=lambda s: s.key)
+            chosen = [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
+            here = [refine_exact(s, maxiter=PIVOT_ITERATIONS) for s in chosen] + ranked[len(chosen):]
+        pool += here
         descents += len(descended) + len(riesz)
     best = {}
     for L in depths:
