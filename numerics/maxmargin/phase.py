@@ -44,7 +44,7 @@ from scipy.optimize import brentq
 
 from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
-from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LOW_RANK_K, ladder, large_search, tickets
+from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LADDER_ITERATIONS, LOW_RANK_K, ladder, large_search, tickets
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
@@ -56,6 +56,7 @@ from implicitbias.numerics.maxmargin.solver import (
     nuclear_norm_dual_bound,
     nuclear_norm_optimum,
     polish,
+    refine_exact,
     refine_until_stalled,
     verify,
 )
@@ -91,6 +92,7 @@ MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
 SHALLOW_SEARCH_DEPTHS = (2, 3)  # at effort 1 the exact search's search depths above SMALL_K classes ...
 SMALL_SHALLOW_SEARCH_DEPTHS = (2, 3, 4)  # ... and up to SMALL_K; it serves the depths below the deepest one plus 1
+OFFERED_WITHIN = 1e-3  # the ladder's first code is refined at the depth below only when this close unmoved (``_offered_below``)
 CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
@@ -250,7 +252,8 @@ def search_column(config: dict) -> dict:
     minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
     (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
     route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
-    can only lower a cell).  At effort 1 the exact search runs from the search depths
+    can only lower a cell); at effort 1 the ladder's first code is then offered to the depth below it
+    (``_offered_below``), where the two routes meet.  At effort 1 the exact search runs from the search depths
     ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
     with screened fresh codes at each depth's best rank (``low_rank.tickets``: the shallow optima there are
     rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
@@ -284,7 +287,7 @@ def search_column(config: dict) -> dict:
         if K <= SMALL_K and res is not None:
             res = _refined(res)
         if ladder_depths:
-            res = _better_per_depth(res, ladder(K, ladder_depths, seed))
+            res = _offered_below(_better_per_depth(res, ladder(K, ladder_depths, seed)), ladder_depths[0])
         if K > SMALL_K and effort >= 2 and finite:
             res = _better_per_depth(res, large_search(K, finite, seed))
     return {
@@ -314,6 +317,28 @@ def _better_per_depth(res: SearchResult | None, other: SearchResult) -> SearchRe
         best[L] = min(best[L], sol, key=lambda s: s.key) if L in best else sol
     return replace(res, depths=list(best), best=best, starts=res.starts + other.starts,
                    solves=res.solves + other.solves, branches=res.branches + other.branches)
+
+
+def _offered_below(res: SearchResult, L) -> SearchResult:
+    """``res`` with its code at depth L offered to the deepest finite depth below L: taken there unmoved
+    (``solver.verify``), refined at its rank (``solver.refine_exact``, ``low_rank.LADDER_ITERATIONS``) and kept
+    if lower, the refinement added to the solves.  Refined only when the unmoved code is within ``OFFERED_WITHIN``
+    of the depth's best (from K = 5 to 32 the refinement lowered such codes by at most 2.2e-5).
+
+    Where the exact search's depths meet the ladder's (L = ``low_rank.LADDER_FROM``): the optimal rank falls
+    with depth, and the search's branches and tickets at its best rank can miss the basin of the ladder's
+    lower-rank code one depth up (K = 18, L = 3: the search's best is a rank-5 code 7.0e-5 above the rank-4 code
+    of 39 of the 40 exact searches, which the ladder's L = 4 code refined at L = 3 reaches; benchmarks/RESULTS.md,
+    "The ladder's first code offered to the depth below")."""
+    below = [d for d in res.best if d < L and d != math.inf]
+    if not below:
+        return res
+    D = max(below)
+    unmoved = verify(res.best[L].Z, schatten_exponent(D), res.best[L].start)
+    if not unmoved.objective <= res.best[D].objective * (1 + OFFERED_WITHIN):
+        return res
+    best = {**res.best, D: min(res.best[D], refine_exact(unmoved, maxiter=LADDER_ITERATIONS), key=lambda s: s.key)}
+    return replace(res, best=best, solves=res.solves + 1)
 
 
 def _ident(cfg: dict) -> tuple:
