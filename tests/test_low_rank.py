@@ -281,6 +281,27 @@ def test_the_ladders_first_code_offered_below_reaches_the_best_of_forty_at_k18_l
     assert _checked_value(rec, 3) < 11.124229230634091 * (1 + 1e-9)
 
 
+def test_the_offered_code_is_refined_only_within_the_window_and_kept_only_if_lower(monkeypatch):
+    """``phase._offered_below`` at K = 8: the cross-polytope at L = 4 offered to L = 3 where the code is NC (S_p =
+    K - 1 = 7; the cross-polytope's four singular values are 2 at unit margin, S_p = 4 2^p = 4 sqrt(2) at p = 1/2)
+    is refined once (a stub that returns its start, so the value is the closed form's) and replaces it; NC at L = 4
+    offered to the cross-polytope at L = 3 is 24% above it unmoved, beyond ``OFFERED_WITHIN``: no refinement, the
+    result unchanged.  An offer within the window whose refinement (stubbed to end on NC) is higher is not kept."""
+    calls = []
+    p3, p4 = schatten_exponent(3), schatten_exponent(4)
+    nc, cross = CODES["nc"](8), CODES["cross_polytope"](8)
+    worse = verify(nc, p3, "refined higher")
+    monkeypatch.setattr(phase, "refine_exact", lambda sol, **kw: calls.append(sol.start) or (worse if sol.start == "tie" else sol))
+    res = SearchResult(8, [3, 4], {3: verify(nc, p3, "nc"), 4: verify(cross, p4, "cross")})
+    best = phase._offered_below(res, 4).best[3]
+    assert calls == ["cross"] and best.start == "cross"
+    assert float(np.sum(np.linalg.svd(best.Z, compute_uv=False)[:best.rank] ** p3)) == pytest.approx(4 * 2**0.5)
+    far = SearchResult(8, [3, 4], {3: verify(cross, p3, "cross"), 4: verify(nc, p4, "nc")})
+    assert phase._offered_below(far, 4) is far and calls == ["cross"]
+    tie = SearchResult(8, [3, 4], {3: verify(cross, p3, "here"), 4: verify(cross, p4, "tie")})
+    assert phase._offered_below(tie, 4).best[3].start == "here" and calls == ["cross", "tie"]
+
+
 def test_above_16_classes_the_default_searches_exactly_only_below_the_ladder(monkeypatch):
     """At effort 1 the exact search serves only the depths below its deepest search depth plus one: at K > 16
     from ``phase.SHALLOW_SEARCH_DEPTHS`` (2, 3) the depths 2 and 3.5, at K <= 16 from

@@ -259,11 +259,17 @@ def finish(candidates: Sequence[MarginSolution], p: float) -> MarginSolution:
     within ``WINDOW`` polished with the exact margins (fine stages) and, for K <= ``LOW_RANK_K``,
     refined at fixed rank (measured at K = 50: 6 to 12 CPU s per refinement at r = 5..12, where the
     polish takes 0.3 s; SLSQP's dense steps grow with the cube of its 2 K r - r^2 variables)."""
-    ranked = sorted(candidates, key=lambda s: s.key)
-    chosen = [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
+    ranked, chosen = _within_window(candidates)
     polished = [polish(s.Z, p, s.start, WARM_SCHEDULE) for s in chosen]
     finished = [refine_exact(s) if s.Z.shape[0] <= LOW_RANK_K else s for s in polished]
     return min([*finished, ranked[0]], key=lambda s: s.key)
+
+
+def _within_window(candidates: Sequence[MarginSolution]) -> tuple[list[MarginSolution], list[MarginSolution]]:
+    """``candidates`` ranked by ``key``, and the ones to finish exactly: the first ``FINISHED`` within ``WINDOW``
+    of the best (a prefix of the ranking)."""
+    ranked = sorted(candidates, key=lambda s: s.key)
+    return ranked, [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
 
 
 def random_code(K: int, r: int, seed: int, salt: int, index: int) -> tuple[str, np.ndarray]:
@@ -399,8 +405,7 @@ def ladder(K: int, depths: Sequence, seed: int = 0) -> SearchResult:
         here += [polish(Z, p, label, COARSE_SCHEDULE) if way == "polish" else descend(Z, p, r, label, seed, SHARP)
                  for r, label, Z in riesz]
         if way == "descend" and here:
-            ranked = sorted(here, key=lambda s: s.key)
-            chosen = [s for s in ranked if s.objective <= ranked[0].objective * (1 + WINDOW)][:FINISHED]
+            ranked, chosen = _within_window(here)
             here = [refine_exact(s, maxiter=PIVOT_ITERATIONS) for s in chosen] + ranked[len(chosen):]
         pool += here
         descents += len(descended) + len(riesz)

@@ -252,8 +252,8 @@ def search_column(config: dict) -> dict:
     minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
     (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
     route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
-    can only lower a cell); at effort 1 the ladder's first code is then offered to the depth below it
-    (``_offered_below``), where the two routes meet.  At effort 1 the exact search runs from the search depths
+    can only lower a cell); the column's code at the ladder's first depth is then offered to the depth below it
+    (``_offered_below``), where the two routes meet at effort 1.  At effort 1 the exact search runs from the search depths
     ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
     with screened fresh codes at each depth's best rank (``low_rank.tickets``: the shallow optima there are
     rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
