@@ -333,6 +333,21 @@ def test_the_shallow_search_above_16_classes_reaches_a_rank_7_optimum_from_its_r
     assert rec["rank"] == 7 and rec["start"] == "repulsion-r7#0"
     assert _checked_value(rec, 2) < 17.636235712296752 * (1 + 1e-9)
 
+@pytest.mark.parametrize(("K", "reference", "start"), [
+    (32, 23.333538913130887, "8-orthoplex Hadamard antiprism"),
+    (31, 22.81114191553213, "8-orthoplex Hadamard antiprism less a vertex"),
+])
+def test_the_shallow_search_starts_from_the_hadamard_antiprism_and_its_deletion(K, reference, start):
+    """K = 32 and 31, L = 2: the best of the ledger's 40 exact searches are rank-9 codes (K = 32 once, at effort 7 and
+    seed 1, from a random rank-21 Gram start; K = 31 at seed 2 from a Riesz rank-9 code), 1.1e-2 and 2.8e-4 below
+    the default's rank-7 codes before the catalogue held the 8-orthoplex Hadamard antiprism.  The default's exact
+    search (the column's tickets left out) now reaches each to 1e-9 from the antiprism and from the antiprism less a
+    vertex (``polytopes.less_a_vertex``), on a rank-9 code whose margins and S_p are recomputed here."""
+    rec = search(K, [2], 1, 0, search_depths=phase.SHALLOW_SEARCH_DEPTHS).best[2].summary()
+    assert rec["rank"] == 9 and rec["start"] == start
+    assert _checked_value(rec, 2) < reference * (1 + 1e-9)
+
+
 def test_the_ladder_reaches_the_riesz_basin_at_k28():
     """K = 28, L = 6: the best of the ledger's 40 exact searches is 8.617348753 (rank 3; effort 1, seed 3),
     the basin of the exact search's converged rank-3 Riesz code; the ladder's random codes alone ended

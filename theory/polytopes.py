@@ -2,7 +2,7 @@
 
 These are the candidate class-vector configurations of P(K, L) that have a name (Spec A,
 section 2: softmax codes; Platonic and Archimedean solids, prisms, antiprisms, rectified
-simplices, half-cubes, ...).  Each entry gives the exact points of a configuration of K points in
+simplices, half-cubes, the Hadamard antiprism, ...).  Each entry gives the exact points of a configuration of K points in
 R^r (as its points or, for 2_21, its Gram matrix), centred (sum of the points 0) so that the symmetric code Zbar = G / m is already
 column-centred, with m = min_{c != k} (G_kk - G_ck) its smallest margin.  The unit-margin
 objective of P(K, L) (L weight matrices, p = 2/(L + 1)) is then exactly
@@ -14,7 +14,9 @@ coordinates are the standard ones (Coxeter, Regular Polytopes, 1973); antiprisms
 taken with the height that equalises their two shortest edge families (the Tammes-type member
 of the family, e.g. the square antiprism of the Tammes problem for 8 points); the Schlafli
 polytope 2_21 is given by its Gram matrix, built from the 27 lines on a cubic surface (two lines
-skew: cosine 1/4; meeting: cosine -1/2).  Depth does not enter here.
+skew: cosine 1/4; meeting: cosine -1/2); the Hadamard antiprism of the 8-orthoplex is two mutually unbiased
+8-orthoplexes (the second rotated by Sylvester's Hadamard matrix, Sylvester 1867) on parallel hyperplanes at the
+antiprisms' height rule.  Every entry is vertex-transitive.  Depth does not enter here.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class Polytope:
     rank: int
     build: Callable[[], sp.Matrix]  # exact points (K x rank), or the exact Gram matrix (K x K)
     given_by_gram: bool = False
-    axial: tuple[int, sp.Expr] | None = None  # prisms, antiprisms: (m, half-height h), unit ring radius
+    frame: tuple[tuple[sp.Expr, int], ...] | None = None  # eigenvalues of V^T V where symmetry does not fix them
 
     def points(self) -> sp.Matrix | None:
         """The exact points (rows), centred at the origin; None when given by its Gram matrix."""
@@ -129,6 +131,33 @@ def _prism(m: int) -> sp.Matrix:
     return _rows(_ring(m, h, 0) + _ring(m, -h, 0))
 
 
+def _ring_frame(m: int, h: sp.Expr) -> tuple[tuple[sp.Expr, int], ...]:
+    """Eigenvalues of V^T V for two rings of m points (unit radius) at heights +-h: each ring gives m/2 to
+    both in-plane directions, and the axis gets 2 m h^2."""
+    return (sp.Integer(m), 2), (2 * m * h**2, 1)
+
+
+def _hadamard_antiprism_height(n: int) -> sp.Expr:
+    """Half-height h with 2 h^2 = 1/sqrt(n): equal short edges, |e_i - e_j|^2 = 2 = 2 - 2/sqrt(n) + 4 h^2."""
+    return 1 / sp.sqrt(2 * sp.sqrt(n))
+
+
+def _hadamard_antiprism(n: int) -> sp.Matrix:
+    """Two n-orthoplexes of R^n, mutually unbiased, on the hyperplanes x_{n+1} = +-h of R^{n+1} (4n points).
+
+    The first is {+-e_i}, the second the rows of +-H_n / sqrt(n), H_n[i, j] = (-1)^popcount(i & j) the
+    Sylvester Hadamard matrix (n a power of 2): every vertex of one is at cosine +-1/sqrt(n) from every vertex
+    of the other within R^n.  The half-height h (``_hadamard_antiprism_height``) equalises the two shortest
+    edge families, the antiprisms' rule: n = 2 gives the square antiprism, n = 4 the 5-demicube (the tests
+    compare them), n = 8 a 32-point code in R^9.  V^T V = diag(4 I_n, 4 n h^2) = diag(4 I_n, 2 sqrt(n)).
+    """
+    h = _hadamard_antiprism_height(n)
+    H = [[(-1) ** bin(i & j).count("1") / sp.sqrt(n) for j in range(n)] for i in range(n)]
+    first = [[s if k == i else 0 for k in range(n)] + [h] for s in (1, -1) for i in range(n)]
+    second = [[s * x for x in row] + [-h] for s in (1, -1) for row in H]
+    return _rows(first + second)
+
+
 def _duoprism(m: int, n: int) -> sp.Matrix:
     """Product of a regular m-gon and n-gon (unit radii) in R^4."""
     pts = []
@@ -181,15 +210,17 @@ def _entries() -> list[Polytope]:
         Polytope("cuboctahedron", 12, 3, _cuboctahedron),
         Polytope("24-cell", 24, 4, _24_cell),
         Polytope("Schlafli polytope 2_21", 27, 6, _schlafli_2_21, given_by_gram=True),
+        Polytope("8-orthoplex Hadamard antiprism", 32, 9, lambda: _hadamard_antiprism(8),
+                 frame=((sp.Integer(4), 8), (2 * sp.sqrt(8), 1))),
     ]
     names = {3: "triangular", 4: "square", 5: "pentagonal", 6: "hexagonal", 7: "heptagonal", 8: "octagonal"}
     for m in range(4, 11):
         label = names.get(m, f"{m}-gonal")
         out.append(Polytope(f"{label} antiprism", 2 * m, 3, lambda m=m: _antiprism(m),
-                            axial=(m, _antiprism_height(m))))
+                            frame=_ring_frame(m, _antiprism_height(m))))
         if m != 4:  # the square prism with square sides is the cube
-            out.append(Polytope(f"{label} prism", 2 * m, 3, lambda m=m: _prism(m), axial=(m, _prism_height(m))))
-    out.append(Polytope("triangular prism", 6, 3, lambda: _prism(3), axial=(3, _prism_height(3))))
+            out.append(Polytope(f"{label} prism", 2 * m, 3, lambda m=m: _prism(m), frame=_ring_frame(m, _prism_height(m))))
+    out.append(Polytope("triangular prism", 6, 3, lambda: _prism(3), frame=_ring_frame(3, _prism_height(3))))
     for n in range(4, 8):  # n = 3 is the octahedron (the cross-polytope)
         out.append(Polytope(f"rectified {n}-simplex", (n + 1) * n // 2, n, lambda n=n: _rectified_simplex(n)))
     for n in (4, 5):
@@ -235,10 +266,11 @@ def spectrum(name: str) -> tuple[tuple[tuple[sp.Expr, int], ...], sp.Expr]:
 
     Every configuration here has points of equal norm |v|, so m = |v|^2 (1 - max cos), taken
     exactly at the pair where a float evaluation finds the largest cosine.  The eigenvalues are
-    those of the frame operator V^T V: for prisms and antiprisms (unit ring radius, half-height
-    h) diag(m_ring, m_ring, 2 m_ring h^2), since each ring contributes m_ring / 2 to both
-    in-plane directions; for every other entry the symmetry group acts irreducibly on the span
-    (or, for the duoprisms, the two rings have equal radii), so V^T V = (K |v|^2 / r) I_r.
+    those of the frame operator V^T V: where the entry states them (``Polytope.frame``: prisms and
+    antiprisms, diag(m_ring, m_ring, 2 m_ring h^2) for unit ring radius and half-height h; the
+    Hadamard antiprism, diag(4 I_n, 2 sqrt(n))), those; for every other entry the symmetry group acts
+    irreducibly on the span (or, for the duoprisms, the two rings have equal radii), so
+    V^T V = (K |v|^2 / r) I_r.
     The tests compare these with the SVD of the explicit matrices.
     """
     params.choice("name", name, CATALOGUE)
@@ -248,9 +280,8 @@ def spectrum(name: str) -> tuple[tuple[tuple[sp.Expr, int], ...], sp.Expr]:
     c, k = max(((c, k) for k in range(poly.K) for c in range(poly.K) if c != k), key=lambda ck: Gf[ck])
     norm2 = sp.radsimp(sp.simplify(G[0, 0]))
     margin = sp.radsimp(sp.simplify(G[k, k] - G[c, k]))
-    if poly.axial is not None:
-        ring, h = poly.axial
-        return ((sp.Integer(ring), 2), (sp.simplify(2 * ring * h**2), 1)), margin
+    if poly.frame is not None:
+        return tuple((sp.simplify(lam), n) for lam, n in poly.frame), margin
     return ((sp.simplify(poly.K * norm2 / poly.rank), poly.rank),), margin
 
 

@@ -163,7 +163,7 @@ def _draw(K: int, effort: int, seed, exclude_kgon: bool) -> list[tuple[str, np.n
         out.append(("cross_polytope", CODES["cross_polytope"](K)))
     if K >= 4 and not exclude_kgon:
         out.append(("kgon", CODES["kgon"](K)))
-    out += polytopes.with_vertices(K)  # all of rank >= 3: none contains the K-gon
+    out += polytopes.with_vertices(K) + polytopes.less_a_vertex(K)  # all of rank >= 3: none contains the K-gon
     lowest = 3 if exclude_kgon else 2
     for rep in range(how.codes_per_rank):
         out += [(f"repulsion-r{r}#{rep}", code_logits(repulsion_code(K, r, rng)))
