@@ -142,7 +142,7 @@ LADDER_CODES = 4  # ... and this many fresh random codes per random rank (3 left
 LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each depth (40 stopped 4e-5 high at K = 32, L = 4)
 PIVOT_ITERATIONS = 15  # SLSQP iterations that finish a descended pivot's best codes before the pool is ranked (the
 # soft values rank them only to about 1e-3: benchmarks/RESULTS.md, "The ladder's descended pivot finished exactly")
-TICKETS = (4, 3)  # random and Riesz codes at a shallow depth's best rank (``tickets``) ...
+TICKETS = (4, 3)  # random and Riesz codes at a rank of a shallow depth's polished branches (``tickets``) ...
 TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
 
 
@@ -425,9 +425,9 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``riesz_code``) from q = 64 (``SHARP``).
     Each is descended through the first ``TICKET_STAGES`` stages of its schedule; only the best of them
     (``solver.verify``'s key) is descended through the rest.
-    The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth
-    (``search.search``'s ``tickets``): the optimum there is often a rare basin of the optimal rank that the
-    search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14
+    The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth,
+    for each rank of its polished branches (``search.search``'s ``tickets``): the optimum there is often a rare
+    basin of the optimal rank that the search's one Riesz code per rank misses (measured: ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14
     shallow cells above the best of 40 would cost").  L counts weight matrices (p = 2/(L + 1)), L > 1 and finite.
     """
     K = params.integer("K", K, minimum=4, maximum=4096)

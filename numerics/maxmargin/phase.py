@@ -255,8 +255,8 @@ def search_column(config: dict) -> dict:
     can only lower a cell); the column's code at the ladder's first depth is then offered to the depth below it
     (``_offered_below``), where the two routes meet at effort 1.  At effort 1 the exact search runs from the search depths
     ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
-    with screened fresh codes at each depth's best rank (``low_rank.tickets``: the shallow optima there are
-    rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
+    with screened fresh codes at each rank of each depth's polished branches (``low_rank.tickets``: the shallow
+    optima there are rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
     only the depths below the deepest of them plus one (and L = inf): its deeper work cost two thirds of
     the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
     it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16" and "The shallow search at

@@ -212,9 +212,9 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
 
     ``depths``: reals >= 1 or ``math.inf`` (L weight matrices, p = 2/(L + 1); inf: p -> 0).
     ``search_depths``: where the starts become branches, instead of the plan's (``plan``).
-    ``tickets``: ``tickets(K, rank, L) -> (code or None, descents)``, called at every finite depth with the
-    rank of its best polished branch; the code is polished there beside the branches before the exact
-    refinement (``phase.search_column`` passes ``low_rank.tickets`` above ``SMALL_K`` classes).
+    ``tickets``: ``tickets(K, rank, L) -> (code or None, descents)``, called at every finite depth with each
+    rank of its polished branches (the best one's first); each code is polished there beside the branches before
+    the exact refinement (``phase.search_column`` passes ``low_rank.tickets`` above ``SMALL_K`` classes).
     """
     K = params.integer("K", K, minimum=2, maximum=MAX_DIMENSION)
     depths = [math.inf if d == math.inf else params.real("L", d, minimum=1) for d in depths]
@@ -241,11 +241,12 @@ def search(K: int, depths: Sequence, effort: int = 1, seed=0, exclude_kgon: bool
         p = schatten_exponent(L)
         polished = funnel(pool, [verify(b.Z, p).key for b in pool], p, how.max_polished)
         if tickets is not None and p > 0:
-            ticket, descents = tickets(K, polished[0][0].rank, L)
-            solves += descents
-            if ticket is not None:
-                polished = sorted([*polished, (polish(ticket.Z, p, ticket.start, WARM_SCHEDULE), ticket.key)],
-                                  key=lambda pair: pair[0].key)
+            for rank in dict.fromkeys(sol.rank for sol, _ in polished):  # each rank polished, the best's first
+                ticket, descents = tickets(K, rank, L)
+                solves += descents
+                if ticket is not None:
+                    polished = sorted([*polished, (polish(ticket.Z, p, ticket.start, WARM_SCHEDULE), ticket.key)],
+                                      key=lambda pair: pair[0].key)
         refined = []
         for sol, unmoved in polished:
             if not within(sol.key, polished[0][0].key, p, how.close) or any(same_minimum(sol, r) for r in refined):
