@@ -117,7 +117,7 @@ def test_boundary_rows_against_the_exact_threshold():
     assert four["threshold_kgon"] == pytest.approx(threshold) and four["best_structure"] == "regular 4-gon"
 
 
-def test_phase_diagram_searches_once_per_column_plus_the_column_above(monkeypatch):
+def test_phase_diagram_searches_each_column_once(monkeypatch):
     """Two passes through the mapper: the searches of the grid's K, then the columns, which take their
     own search records instead of searching again."""
     from implicitbias.numerics.maxmargin import phase

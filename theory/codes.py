@@ -20,8 +20,8 @@ n_i, so S_p = sum_i n_i lambda_i^p.
   pairs' column space, so the singular values are 2 (m times) and sqrt((K - 1)/K):
                                       S_p = ((K - 1)/2) 2^p + ((K - 1)/K)^(p/2).
 - Every entry of ``implicitbias.theory.polytopes.CATALOGUE`` (icosahedron, square antiprism,
-  rectified simplices, half-cubes, the Schlafli polytope, duoprisms, the Hadamard antiprism, ...): Zbar = G / m with G
-  the Gram matrix of its centred points and m its smallest margin, spectrum
+  rectified simplices, half-cubes, the Schlafli polytope, duoprisms, the Hadamard antiprism, ...):
+  Zbar = G / m with G the Gram matrix of its centred points and m its smallest margin, spectrum
   ``polytopes.spectrum`` divided by m.
 
 Ties.  Two codes a, b tie where f(p) = S_p(a) - S_p(b) = 0, p in (0, 1] (L = 2/p - 1 >= 1).  When

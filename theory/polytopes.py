@@ -2,8 +2,8 @@
 
 These are the candidate class-vector configurations of P(K, L) that have a name (Spec A,
 section 2: softmax codes; Platonic and Archimedean solids, prisms, antiprisms, rectified
-simplices, half-cubes, the Hadamard antiprism, ...).  Each entry gives the exact points of a configuration of K points in
-R^r (as its points or, for 2_21, its Gram matrix), centred (sum of the points 0) so that the symmetric code Zbar = G / m is already
+simplices, half-cubes, the Hadamard antiprism, ...).  Each entry gives the exact points of a
+configuration of K points in R^r (as its points or, for 2_21, its Gram matrix), centred (sum of the points 0) so that the symmetric code Zbar = G / m is already
 column-centred, with m = min_{c != k} (G_kk - G_ck) its smallest margin.  The unit-margin
 objective of P(K, L) (L weight matrices, p = 2/(L + 1)) is then exactly
 
@@ -142,6 +142,12 @@ def _hadamard_antiprism_height(n: int) -> sp.Expr:
     return 1 / sp.sqrt(2 * sp.sqrt(n))
 
 
+def _hadamard_antiprism_frame(n: int) -> tuple[tuple[sp.Expr, int], ...]:
+    """Eigenvalues of V^T V for ``_hadamard_antiprism(n)``: each orthoplex gives 2 I_n within R^n, and the axis
+    gets 4 n h^2 (= 2 sqrt(n))."""
+    return (sp.Integer(4), n), (4 * n * _hadamard_antiprism_height(n) ** 2, 1)
+
+
 def _hadamard_antiprism(n: int) -> sp.Matrix:
     """Two n-orthoplexes of R^n, mutually unbiased, on the hyperplanes x_{n+1} = +-h of R^{n+1} (4n points).
 
@@ -149,7 +155,7 @@ def _hadamard_antiprism(n: int) -> sp.Matrix:
     Sylvester Hadamard matrix (n a power of 2): every vertex of one is at cosine +-1/sqrt(n) from every vertex
     of the other within R^n.  The half-height h (``_hadamard_antiprism_height``) equalises the two shortest
     edge families, the antiprisms' rule: n = 2 gives the square antiprism, n = 4 the 5-demicube (the tests
-    compare them), n = 8 a 32-point code in R^9.  V^T V = diag(4 I_n, 4 n h^2) = diag(4 I_n, 2 sqrt(n)).
+    compare them), n = 8 a 32-point code in R^9 (``_hadamard_antiprism_frame``: its V^T V).
     """
     h = _hadamard_antiprism_height(n)
     H = [[(-1) ** bin(i & j).count("1") / sp.sqrt(n) for j in range(n)] for i in range(n)]
@@ -211,7 +217,7 @@ def _entries() -> list[Polytope]:
         Polytope("24-cell", 24, 4, _24_cell),
         Polytope("Schlafli polytope 2_21", 27, 6, _schlafli_2_21, given_by_gram=True),
         Polytope("8-orthoplex Hadamard antiprism", 32, 9, lambda: _hadamard_antiprism(8),
-                 frame=((sp.Integer(4), 8), (2 * sp.sqrt(8), 1))),
+                 frame=_hadamard_antiprism_frame(8)),
     ]
     names = {3: "triangular", 4: "square", 5: "pentagonal", 6: "hexagonal", 7: "heptagonal", 8: "octagonal"}
     for m in range(4, 11):
@@ -219,7 +225,8 @@ def _entries() -> list[Polytope]:
         out.append(Polytope(f"{label} antiprism", 2 * m, 3, lambda m=m: _antiprism(m),
                             frame=_ring_frame(m, _antiprism_height(m))))
         if m != 4:  # the square prism with square sides is the cube
-            out.append(Polytope(f"{label} prism", 2 * m, 3, lambda m=m: _prism(m), frame=_ring_frame(m, _prism_height(m))))
+            out.append(Polytope(f"{label} prism", 2 * m, 3, lambda m=m: _prism(m),
+                                frame=_ring_frame(m, _prism_height(m))))
     out.append(Polytope("triangular prism", 6, 3, lambda: _prism(3), frame=_ring_frame(3, _prism_height(3))))
     for n in range(4, 8):  # n = 3 is the octahedron (the cross-polytope)
         out.append(Polytope(f"rectified {n}-simplex", (n + 1) * n // 2, n, lambda n=n: _rectified_simplex(n)))

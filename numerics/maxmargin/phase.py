@@ -256,9 +256,9 @@ def search_column(config: dict) -> dict:
     (``_offered_below``), where the two routes meet at effort 1.  At effort 1 the exact search runs from the search depths
     ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
     with screened fresh codes at each rank of each depth's polished branches (``low_rank.tickets``: the shallow
-    optima there are rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ... would cost"), and serves
-    only the depths below the deepest of them plus one (and L = inf): its deeper work cost two thirds of
-    the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
+    optima there are rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ...
+    would cost"), and serves only the depths below the deepest of them plus one (and L = inf): its deeper work
+    cost two thirds of the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
     it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16" and "The shallow search at
     K <= 16 too", each judged on fresh cells).  From effort 2 on it serves every depth.  The ladder
     replaced cross-seeding from K + 1 classes, which cost three times the searches of K <= 16 and found
