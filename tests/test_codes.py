@@ -102,7 +102,7 @@ def test_every_entry_with_added_classes_matches_its_closed_form(key):
 def test_entries_with_added_classes_are_the_best_of_forty_searches_at_l2(key, K, reference):
     """K = 17, 18, 28, 29, L = 2: the best of the 40 exact searches of the ledger benchmarks/phase_consistency.jsonl
     (efforts 1-8 x seeds 0-4; reached by 40, 39, 40 and 4 of them) equals the closed form to 1e-9 (the closed
-    forms are 6e-16 to 8.6e-10 below), and the cell's best matrix is named by it (``identify``)."""
+    forms are 4.1e-15 to 8.6e-10 below), and an exact sign against NC."""
     value = float(exact.objective_at(key, K, 2))
     assert reference * (1 - 1e-9) < value <= reference * (1 + 1e-12)
     assert exact.compare_with_nc(key, K, 2) == -1
