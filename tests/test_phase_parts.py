@@ -146,10 +146,12 @@ def test_phase_diagram_searches_each_column_once(monkeypatch):
 @pytest.mark.parametrize("K, L", [(5, 3), (8, 4), (9, 4), (10, 5)])
 def test_an_exact_certificate_names_the_best_structure_not_the_first_winner(K, L):
     """Cells where several named codes beat NC exactly (theory.codes.compare_with_nc) and the first
-    of them is not the best: the certificate is the best structure's own closed form."""
+    of them is not the best: the certificate is the best structure's own closed form (at K = 9, L = 4 the square
+    antiprism + singleton, an entry with added classes)."""
     from implicitbias.numerics.maxmargin.phase import _cell
 
-    wins = [k for k in exact.structures_with_vertices(K) if k != "nc" and exact.compare_with_nc(k, K, L) == -1]
+    keys = exact.structures_with_vertices(K) + exact.augmented_with_vertices(K)
+    wins = [k for k in keys if k != "nc" and exact.compare_with_nc(k, K, L) == -1]
     best = min(wins, key=lambda k: float(exact.objective_at(k, K, L)))
     assert len(wins) > 1 and wins[0] != best
     cell = _cell(K, L, 1, 0, None, 0)
@@ -207,3 +209,19 @@ def test_a_repolished_crossover_is_where_the_two_minima_tie():
     q = schatten_exponent(t)
     va, vb = (refine_until_stalled(polish(cells[L].matrix, q, "tie", WARM_SCHEDULE))[0].objective for L in (2, 3))
     assert abs(va - vb) < 1e-7 * va
+
+
+def test_an_entry_with_added_classes_is_named_and_valued_exactly_only_where_it_is_the_cells_code():
+    """K = 17: at L = 2 the cell's code is the 5-demicube + singleton (the best of the ledger's 40 exact searches,
+    13.579205109008075, reached by all 40), named from its invariants, with its closed form and an exact certificate
+    of its own; at L = 6 (a rank-3 code) no entry with added classes is valued."""
+    from implicitbias.numerics.maxmargin.phase import cells_of
+
+    column = phase_column(column_config(17, [2, 6]))
+    cells = {c.L: c for c in cells_of([column])}
+    two = cells[2]
+    assert two.structure == two.key == "5-demicube + singleton" and two.rank == 6
+    assert (two.certificate.kind, two.certificate.structure) == ("exact", "5-demicube + singleton")
+    assert two.closed_form_value == pytest.approx(13.579205109008075, rel=1e-12)
+    assert [c.key for c in two.named if c.key in exact.AUGMENTED] == ["5-demicube + singleton"]
+    assert not [c for c in cells[6].named if c.key in exact.AUGMENTED]

@@ -81,6 +81,15 @@ def test_structures_with_vertices_are_the_base_codes_defined_at_k_and_the_catalo
     assert set(twelve[3:]) == {"icosahedron", "cuboctahedron", "hexagonal antiprism", "hexagonal prism", "3-4 duoprism"}
 
 
+def test_augmented_with_vertices_are_the_entries_with_k_minus_1_or_k_minus_2_points_with_added_classes():
+    from implicitbias.theory.codes import augmented_with_vertices
+
+    assert augmented_with_vertices(6) == []  # no entry has 5 or 4 points
+    # no entry has 11 points; the 10-point ones with an antipodal pair
+    assert set(augmented_with_vertices(12)) == {f"{name} + antipodal pair" for name in
+                                                ("pentagonal antiprism", "pentagonal prism", "rectified 4-simplex")}
+
+
 @pytest.mark.parametrize(("n", "name"), [(2, "square antiprism"), (4, "5-demicube")])
 def test_the_hadamard_antiprism_family_holds_the_square_antiprism_and_the_5_demicube(n, name):
     """Two unbiased n-orthoplexes at the antiprisms' height: n = 2 is the square antiprism (its equal edges), n = 4

@@ -23,6 +23,14 @@ n_i, so S_p = sum_i n_i lambda_i^p.
   rectified simplices, half-cubes, the Schlafli polytope, duoprisms, the Hadamard antiprism, ...):
   Zbar = G / m with G the Gram matrix of its centred points and m its smallest margin, spectrum
   ``polytopes.spectrum`` divided by m.
+- A catalogue entry X + singleton (K = |X| + 1) or + antipodal pair (K = |X| + 2): X's unit-margin code
+  G_X / m with one class e or two classes +-e of unit norm on a new axis, the Gram matrix block-diagonal.  X's
+  points are centred, so column-centring changes only the singleton's column, to e_K - 1/K (norm
+  sqrt((K - 1)/K), orthogonal to X's columns); the pair's block [[1, -1], [-1, 1]] is already centred (eigenvalue
+  2).  Margins: X's own are unchanged; X's classes against the new ones |v|^2 / m = 1 / (1 - max cos) >= 1 (every
+  entry has a pair at cosine >= 0, tested); the new classes against X's 1, a pair's classes against each other 2.
+  So the spectrum is X's plus sqrt((K - 1)/K), or plus 2:  S_p = S_p(X) + ((K - 1)/K)^(p/2), or S_p(X) + 2^p
+  (the cross-polytope + singleton is the same construction on the cross-polytope).
 
 Ties.  Two codes a, b tie where f(p) = S_p(a) - S_p(b) = 0, p in (0, 1] (L = 2/p - 1 >= 1).  When
 each has a single distinct singular value (n_a lambda_a^p = n_b lambda_b^p) the tie is the closed
@@ -62,13 +70,19 @@ __all__ = [
     "limit_objective",
     "limit_objective_at",
     "structures_with_vertices",
+    "EXTRA",
+    "AUGMENTED",
+    "vertices",
+    "augmented_with_vertices",
 ]
 
 K = sp.Symbol("K", positive=True, integer=True)
 p = sp.Symbol("p", positive=True)
 
 BASE = ("nc", "kgon", "cross_polytope")
-STRUCTURES = BASE + tuple(CATALOGUE)
+EXTRA = {"singleton": 1, "antipodal pair": 2}  # classes put on a new axis beside a catalogue entry
+AUGMENTED = {f"{name} + {extra}": (name, extra) for name in CATALOGUE for extra in EXTRA}  # key -> (entry, extra)
+STRUCTURES = BASE + tuple(CATALOGUE) + tuple(AUGMENTED)
 GRID = 400  # sign-scan points on p in (0, 1] for tie depths (ties at L <= 2 GRID - 1 = 799)
 DEEP = 2 * 10**6 - 1  # p = 1e-6: "beats NC at large depth"
 CACHE = 4096  # entries of each exact-evaluation cache: an atlas asks for the same (code, K, p) from its cells,
@@ -117,7 +131,17 @@ def _check_cell(structure: str, k: int) -> int:
         raise params.ParameterError(f"K must be an integer >= 3 for the {structure} code, got {k}")
     if structure in CATALOGUE and CATALOGUE[structure].K != k:
         raise params.ParameterError(f"K must be {CATALOGUE[structure].K} for the {structure}, got {k}")
+    if structure in AUGMENTED and vertices(structure) != k:
+        raise params.ParameterError(f"K must be {vertices(structure)} for the {structure}, got {k}")
     return k
+
+
+def vertices(structure: str) -> int | None:
+    """The number of classes of a catalogue entry or of an entry with added classes; None for the base codes."""
+    if structure in AUGMENTED:
+        name, extra = AUGMENTED[structure]
+        return CATALOGUE[name].K + EXTRA[extra]
+    return CATALOGUE[structure].K if structure in CATALOGUE else None
 
 
 @lru_cache(maxsize=None)
@@ -132,6 +156,10 @@ def unit_spectrum(structure: str, k: int) -> tuple[tuple[sp.Expr, int], ...]:
         if k % 2 == 0:
             return ((sp.Integer(2), k // 2),)
         return ((sp.Integer(2), (k - 1) // 2), (sp.sqrt(sp.Rational(k - 1, k)), 1))
+    if structure in AUGMENTED:
+        name, extra = AUGMENTED[structure]
+        added = (sp.sqrt(sp.Rational(k - 1, k)), 1) if extra == "singleton" else (sp.Integer(2), 1)
+        return unit_spectrum(name, CATALOGUE[name].K) + (added,)
     values, margin = spectrum(structure)
     return tuple((sp.radsimp(sp.simplify(lam / margin)), n) for lam, n in values)
 
@@ -264,7 +292,14 @@ def threshold_depth(structure: str, k: int, digits: int = 30) -> sp.Expr:
 
 
 def structures_with_vertices(k: int) -> list[str]:
-    """Keys of the named codes defined at K = k (base codes and catalogue entries)."""
+    """Keys of the named codes defined at K = k (base codes and catalogue entries; ``augmented_with_vertices``
+    for the entries with added classes)."""
     k = params.integer("K", k, minimum=2, maximum=100_000)
     base = [s for s in BASE if s == "nc" or k >= (4 if s == "kgon" else 3)]
-    return base + [name for name, poly in CATALOGUE.items() if poly.K == k]
+    return base + [name for name in CATALOGUE if vertices(name) == k]
+
+
+def augmented_with_vertices(k: int) -> list[str]:
+    """Keys of the catalogue entries with a singleton or an antipodal pair added that have k classes."""
+    k = params.integer("K", k, minimum=2, maximum=100_000)
+    return [key for key in AUGMENTED if vertices(key) == k]

@@ -8,8 +8,9 @@ the symmetry group of Zbar: the relabellings of the classes that fix it, with it
 orbits (vertex-transitive: one orbit) (``symmetry.symmetry_group``).
 
 A matrix gets a geometric name when it *is* a known configuration: the candidates with K points
-(NC = the simplex, the regular K-gon, the cross-polytope (+ a singleton for odd K), and every
-entry of the catalogue ``implicitbias.theory.polytopes``) whose unit-margin logit matrix has the
+(NC = the simplex, the regular K-gon, the cross-polytope (+ a singleton for odd K), every
+entry of the catalogue ``implicitbias.theory.polytopes``, and every entry with a singleton or an antipodal pair
+added on a new axis) whose unit-margin logit matrix has the
 same spectrum are tested for equality up to relabelling (``symmetry.isomorphic``).  Otherwise it
 is named by its invariants: ``rank-r code, |Aut| = g``.  Rotations and orderings of the classes
 cannot change a name.  Depth L (weight matrices, p = 2/(L + 1)) does not enter; the same
@@ -76,7 +77,7 @@ def known_structures(K: int) -> list[tuple[str, str, np.ndarray]]:
     if K >= 4:
         out.append(("cross_polytope", "cross-polytope" if K % 2 == 0 else "cross-polytope + singleton",
                     CODES["cross_polytope"](K)))
-    out += [(name, name, Z) for name, Z in polytopes.with_vertices(K)]
+    out += [(name, name, Z) for name, Z in polytopes.with_vertices(K) + polytopes.augmented(K)]
     return out
 
 

@@ -111,10 +111,11 @@ def column_config(K: int, depths: Sequence, effort: int = 1, seed: int = 0) -> d
     }
 
 
-def _named_candidates(K: int, L) -> list[NamedCode]:
-    """Every named code at K (but NC) with its exact objective at depth L and exact sign against NC."""
+def _named_candidates(K: int, L, keys=()) -> list[NamedCode]:
+    """Every named code at K (but NC; base codes and catalogue entries), and those of ``keys``, with its exact
+    objective at depth L and exact sign against NC."""
     return [NamedCode(key, float(exact.objective_at(key, K, L)), exact.compare_with_nc(key, K, L))
-            for key in exact.structures_with_vertices(K) if key != "nc"]
+            for key in [*exact.structures_with_vertices(K), *keys] if key != "nc"]
 
 
 def _shallow_certificate(K: int, nc: float) -> tuple[dict, bool]:
@@ -134,7 +135,6 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> PhaseCell:
     """One cell of a column: verdict, certificate, best matrix with its name, bound and gap."""
     p = schatten_exponent(L)
     nc = float(K - 1)
-    named = _named_candidates(K, L)
     certificate: dict = {}
     optimal = False
     if L == 1:
@@ -149,6 +149,9 @@ def _cell(K: int, L, effort: int, seed: int, found, starts: int) -> PhaseCell:
     alternative = min((s for s in pool if s.objective < nc * (1 - GAP)), key=lambda s: s.objective, default=None)
     best = alternative if alternative is not None and not optimal else verify(simplex_etf(K), p, "nc")
     ident = identify(best.Z, group=K <= LOW_RANK_K)
+    # an entry with added classes is valued exactly only where it is the cell's code (76 of them: valued at every cell
+    # of their K they took the atlas to 1.039x its CPU; benchmarks/RESULTS.md, "Catalogue entries with a singleton")
+    named = _named_candidates(K, L, [ident.key] if ident.key in exact.AUGMENTED else [])
     closed = exact.objective_at(ident.key, K, L) if ident.key else None
     exact_wins = [c for c in named if c.exact_sign == -1]
     if optimal:

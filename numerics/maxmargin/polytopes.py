@@ -4,7 +4,8 @@
 configuration; here they become the symmetric code Zbar = G / m (G = V V^T, centred; m its
 smallest margin), the matrix the search starts from and the naming compares with.  L counts
 weight matrices (N = L + 1); depth does not enter.  A catalogue entry with K + 1 points less one vertex
-(``less_a_vertex``) is a feasible code of K classes, and a start of the searches.
+(``less_a_vertex``) is a feasible code of K classes, and a start of the searches; one with K - 1 or K - 2 points
+and a singleton or an antipodal pair on a new axis (``augmented``) is a named code of K classes.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from scipy.linalg import block_diag
 
 from implicitbias.numerics.maxmargin.margin import unit_margin
 from implicitbias.theory import params
+from implicitbias.theory.codes import AUGMENTED, augmented_with_vertices
 from implicitbias.theory.polytopes import CATALOGUE, float_gram, names_with_vertices
 
-__all__ = ["logits", "with_vertices", "less_a_vertex"]
+__all__ = ["logits", "with_vertices", "less_a_vertex", "augmented"]
+EXTRA_BLOCKS = {"singleton": np.ones((1, 1)), "antipodal pair": np.array([[1.0, -1.0], [-1.0, 1.0]])}
 
 
 def _code(G: np.ndarray) -> np.ndarray:
@@ -50,3 +54,17 @@ def less_a_vertex(K: int) -> list[tuple[str, np.ndarray]]:
     43008), which the default's rank-7 codes missed by 2.8e-4."""
     K = params.integer("K", K, minimum=2, maximum=100_000)
     return [(f"{name} less a vertex", _code(float_gram(name)[1:, 1:])) for name in names_with_vertices(K + 1)]
+
+
+def augmented(K: int) -> list[tuple[str, np.ndarray]]:
+    """``(<name> + singleton | + antipodal pair, Zbar)`` for every catalogue entry with K - 1 | K - 2 points: the
+    entry's unit-margin code G / m beside one class, or two antipodal ones, of unit norm on a new axis (the Gram
+    matrix block-diagonal), as a code (``_code``).  Its closed form is ``theory.codes``'s (the spectrum of the
+    entry plus sqrt((K - 1)/K), or plus 2).  At L = 2 the 5-demicube and the Schlafli polytope 2_21 with a singleton
+    or a pair are the optima found at K = 17, 18, 28 and 29."""
+    K = params.integer("K", K, minimum=2, maximum=100_000)
+    out = []
+    for key in augmented_with_vertices(K):
+        name, extra = AUGMENTED[key]
+        out.append((key, _code(block_diag(logits(name), EXTRA_BLOCKS[extra]))))
+    return out
