@@ -137,3 +137,26 @@ def test_less_a_vertex_gives_a_unit_margin_code_of_k_classes_per_entry_with_k_pl
 def test_less_a_vertex_refuses_bad_input_in_one_line(bad):
     with pytest.raises(ParameterError, match="K"):
         polytopes.less_a_vertex(bad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=2, max_value=40))
+def test_augmented_gives_a_unit_margin_code_of_k_classes_per_entry_with_k_minus_1_or_k_minus_2_points(K):
+    from implicitbias.theory.codes import AUGMENTED, augmented_with_vertices
+
+    out = polytopes.augmented(K)
+    assert [key for key, _ in out] == augmented_with_vertices(K)
+    for key, Z in out:
+        name, extra = AUGMENTED[key]
+        assert CATALOGUE[name].K == K - (1 if extra == "singleton" else 2)
+        assert Z.shape == (K, K) and margins(Z).min() == pytest.approx(1.0, abs=1e-12)
+        assert np.allclose(Z.sum(axis=0), 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("bad", [1, 0, -3, 2.5, "31", None, True])
+def test_augmented_codes_refuse_bad_input_in_one_line(bad):
+    from implicitbias.theory.codes import augmented_with_vertices
+
+    for fn in (polytopes.augmented, augmented_with_vertices):
+        with pytest.raises(ParameterError, match="K"):
+            fn(bad)
