@@ -144,6 +144,12 @@ def vertices(structure: str) -> int | None:
     return CATALOGUE[structure].K if structure in CATALOGUE else None
 
 
+def _singleton(k: int) -> tuple[sp.Expr, int]:
+    """The singular value a unit class on a new axis adds to a centred code of k - 1 classes (its centred column
+    e_k - 1/k): sqrt((k - 1)/k), once."""
+    return sp.sqrt(sp.Rational(k - 1, k)), 1
+
+
 @lru_cache(maxsize=None)
 def unit_spectrum(structure: str, k: int) -> tuple[tuple[sp.Expr, int], ...]:
     """Exact non-zero singular values of the unit-margin code at K = k, with multiplicities."""
@@ -155,10 +161,10 @@ def unit_spectrum(structure: str, k: int) -> tuple[tuple[sp.Expr, int], ...]:
     if structure == "cross_polytope":
         if k % 2 == 0:
             return ((sp.Integer(2), k // 2),)
-        return ((sp.Integer(2), (k - 1) // 2), (sp.sqrt(sp.Rational(k - 1, k)), 1))
+        return ((sp.Integer(2), (k - 1) // 2), _singleton(k))
     if structure in AUGMENTED:
         name, extra = AUGMENTED[structure]
-        added = (sp.sqrt(sp.Rational(k - 1, k)), 1) if extra == "singleton" else (sp.Integer(2), 1)
+        added = _singleton(k) if extra == "singleton" else (sp.Integer(2), 1)
         return unit_spectrum(name, CATALOGUE[name].K) + (added,)
     values, margin = spectrum(structure)
     return tuple((sp.radsimp(sp.simplify(lam / margin)), n) for lam, n in values)

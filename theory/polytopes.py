@@ -3,9 +3,10 @@
 These are the candidate class-vector configurations of P(K, L) that have a name (Spec A,
 section 2: softmax codes; Platonic and Archimedean solids, prisms, antiprisms, rectified
 simplices, half-cubes, the Hadamard antiprism, ...).  Each entry gives the exact points of a
-configuration of K points in R^r (as its points or, for 2_21, its Gram matrix), centred (sum of the points 0) so that the symmetric code Zbar = G / m is already
-column-centred, with m = min_{c != k} (G_kk - G_ck) its smallest margin.  The unit-margin
-objective of P(K, L) (L weight matrices, p = 2/(L + 1)) is then exactly
+configuration of K points in R^r (as its points or, for 2_21, its Gram matrix), centred (sum of the
+points 0) so that the symmetric code Zbar = G / m is already column-centred, with
+m = min_{c != k} (G_kk - G_ck) its smallest margin.  The unit-margin objective of P(K, L) (L weight
+matrices, p = 2/(L + 1)) is then exactly
 
     S_p = sum_i lambda_i(G)^p / m^p,
 

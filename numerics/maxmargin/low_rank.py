@@ -428,7 +428,8 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth,
     for each rank of its polished branches (``search.search``'s ``tickets``): the optimum there is often a rare
     basin of the optimal rank that the search's one Riesz code per rank misses (measured:
-    ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14 shallow cells above the best of 40 would cost").  L counts weight matrices (p = 2/(L + 1)), L > 1 and finite.
+    ``benchmarks/shallow_routes.py``, RESULTS.md "What the 14 shallow cells above the best of 40 would cost").
+    L counts weight matrices (p = 2/(L + 1)), L > 1 and finite.
     """
     K = params.integer("K", K, minimum=4, maximum=4096)
     rank = params.integer("rank", rank, minimum=1, maximum=K)

@@ -7,14 +7,13 @@ not depend on the choice of singular vectors), the distinct cosines between clas
 the symmetry group of Zbar: the relabellings of the classes that fix it, with its order and its
 orbits (vertex-transitive: one orbit) (``symmetry.symmetry_group``).
 
-A matrix gets a geometric name when it *is* a known configuration: the candidates with K points
-(NC = the simplex, the regular K-gon, the cross-polytope (+ a singleton for odd K), every
-entry of the catalogue ``implicitbias.theory.polytopes``, and every entry with a singleton or an antipodal pair
-added on a new axis) whose unit-margin logit matrix has the
-same spectrum are tested for equality up to relabelling (``symmetry.isomorphic``).  Otherwise it
-is named by its invariants: ``rank-r code, |Aut| = g``.  Rotations and orderings of the classes
-cannot change a name.  Depth L (weight matrices, p = 2/(L + 1)) does not enter; the same
-structure is recognised at every depth where it is optimal.
+A matrix gets a geometric name when it *is* a known configuration: the candidates with K points (NC = the simplex,
+the regular K-gon, the cross-polytope (+ a singleton for odd K), every entry of the catalogue
+``implicitbias.theory.polytopes``, and every entry with a singleton or an antipodal pair added on a new axis) whose
+unit-margin logit matrix has the same spectrum are tested for equality up to relabelling (``symmetry.isomorphic``).
+Otherwise it is named by its invariants: ``rank-r code, |Aut| = g``.  Rotations and orderings of the classes cannot
+change a name.  Depth L (weight matrices, p = 2/(L + 1)) does not enter; the same structure is recognised at every
+depth where it is optimal.
 """
 
 from __future__ import annotations

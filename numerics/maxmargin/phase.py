@@ -44,7 +44,14 @@ from scipy.optimize import brentq
 
 from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
 from implicitbias.numerics.maxmargin.codes import simplex_etf
-from implicitbias.numerics.maxmargin.low_rank import LADDER_FROM, LADDER_ITERATIONS, LOW_RANK_K, ladder, large_search, tickets
+from implicitbias.numerics.maxmargin.low_rank import (
+    LADDER_FROM,
+    LADDER_ITERATIONS,
+    LOW_RANK_K,
+    ladder,
+    large_search,
+    tickets,
+)
 from implicitbias.numerics.maxmargin.lower_bounds import certified_lower_bound
 from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
@@ -92,7 +99,7 @@ MAX_CELLS = 20_000  # each cell stores an explicit K x K matrix
 CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dual bound covers all K
 SHALLOW_SEARCH_DEPTHS = (2, 3)  # at effort 1 the exact search's search depths above SMALL_K classes ...
 SMALL_SHALLOW_SEARCH_DEPTHS = (2, 3, 4)  # ... and up to SMALL_K; it serves the depths below the deepest one plus 1
-OFFERED_WITHIN = 1e-3  # the ladder's first code is refined at the depth below only when this close unmoved (``_offered_below``)
+OFFERED_WITHIN = 1e-3  # the ladder's first code is refined at the depth below only this close (``_offered_below``)
 CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
 
 
@@ -250,25 +257,23 @@ def search_column(config: dict) -> dict:
     """The global search of one column, a pure function of {K, depths, effort, seed}.
 
     Searches the depths L > 1 when K >= 4.  Up to ``low_rank.LOW_RANK_K`` classes: the exact search
-    (``search.search``), each depth's best refined at fixed rank until it stalls when K <=
-    ``search.SMALL_K`` (``solver.refine_until_stalled``: one SLSQP run can stop 5e-6 above the
-    minimum), the low-rank ladder on the finite depths L >= ``low_rank.LADDER_FROM``
-    (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on above ``SMALL_K``, the rank-r
-    route, keeping the better code per depth (``_better_per_depth``: the ladder and the rank-r route
-    can only lower a cell); the column's code at the ladder's first depth is then offered to the depth below it
-    (``_offered_below``), where the two routes meet at effort 1.  At effort 1 the exact search runs from the search depths
-    ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes), above ``SMALL_K``
-    with screened fresh codes at each rank of each depth's polished branches (``low_rank.tickets``: the shallow
-    optima there are rare basins its Riesz codes miss; benchmarks/RESULTS.md, "What the 14 shallow cells ...
-    would cost"), and serves only the depths below the deepest of them plus one (and L = inf): its deeper work
-    cost two thirds of the atlas's exact search, and the ladder, which carries the search's Riesz codes, equals or beats
-    it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16" and "The shallow search at
-    K <= 16 too", each judged on fresh cells).  From effort 2 on it serves every depth.  The ladder
-    replaced cross-seeding from K + 1 classes, which cost three times the searches of K <= 16 and found
-    less (benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16", with the
-    judgements on fresh cells).  Above ``LOW_RANK_K``: the rank-r route ``low_rank.large_search``
-    alone, where ``effort`` does not enter.  The record keeps each
-    depth's best verified matrix (``MarginSolution.summary``), keyed by ``str(L)``.
+    (``search.search``), each depth's best refined at fixed rank until it stalls when K <= ``search.SMALL_K``
+    (``solver.refine_until_stalled``: one SLSQP run can stop 5e-6 above the minimum), the low-rank ladder on the
+    finite depths L >= ``low_rank.LADDER_FROM`` (``low_rank.ladder``, 1-4 CPU s a column) and, from effort 2 on
+    above ``SMALL_K``, the rank-r route, keeping the better code per depth (``_better_per_depth``: the ladder and
+    the rank-r route can only lower a cell); the column's code at the ladder's first depth is then offered to the
+    depth below it (``_offered_below``), where the two routes meet at effort 1.  At effort 1 the exact search runs
+    from the search depths ``SHALLOW_SEARCH_DEPTHS`` (``SMALL_SHALLOW_SEARCH_DEPTHS`` up to ``SMALL_K`` classes),
+    above ``SMALL_K`` with screened fresh codes at each rank of each depth's polished branches
+    (``low_rank.tickets``: the shallow optima there are rare basins its Riesz codes miss; benchmarks/RESULTS.md,
+    "What the 14 shallow cells ... would cost"), and serves only the depths below the deepest of them plus one (and
+    L = inf): its deeper work cost two thirds of the atlas's exact search, and the ladder, which carries the
+    search's Riesz codes, equals or beats it there (benchmarks/RESULTS.md, "A shallow exact search above K = 16" and
+    "The shallow search at K <= 16 too", each judged on fresh cells).  From effort 2 on it serves every depth.  The
+    ladder replaced cross-seeding from K + 1 classes, which cost three times the searches of K <= 16 and found less
+    (benchmarks/RESULTS.md, "A low-rank ladder for the deep cells above K = 16", with the judgements on fresh
+    cells).  Above ``LOW_RANK_K``: the rank-r route ``low_rank.large_search`` alone, where ``effort`` does not
+    enter.  The record keeps each depth's best verified matrix (``MarginSolution.summary``), keyed by ``str(L)``.
     """
     t0 = time.process_time()
     cfg = column_config(**config)

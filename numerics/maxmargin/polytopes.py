@@ -63,8 +63,12 @@ def augmented(K: int) -> list[tuple[str, np.ndarray]]:
     entry plus sqrt((K - 1)/K), or plus 2).  At L = 2 the 5-demicube and the Schlafli polytope 2_21 with a singleton
     or a pair are the optima found at K = 17, 18, 28 and 29."""
     K = params.integer("K", K, minimum=2, maximum=100_000)
-    out = []
-    for key in augmented_with_vertices(K):
-        name, extra = AUGMENTED[key]
-        out.append((key, _code(block_diag(logits(name), EXTRA_BLOCKS[extra]))))
-    return out
+    return [(key, _augmented(key).copy()) for key in augmented_with_vertices(K)]
+
+
+@lru_cache(maxsize=None)
+def _augmented(key: str) -> np.ndarray:
+    """The code of one entry with added classes, built once per process: every cell of an atlas asks for the named
+    codes of its K (``naming.known_structures``)."""
+    name, extra = AUGMENTED[key]
+    return _code(block_diag(logits(name), EXTRA_BLOCKS[extra]))
