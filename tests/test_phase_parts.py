@@ -204,7 +204,7 @@ def test_a_repolished_crossover_is_where_the_two_minima_tie():
     cells = {c.L: c for c in cells_of([column])}
     assert (cells[2].rank, cells[3].rank) == (6, 5)
     pair = next(c for c in column["crossovers"] if c["a_optimal_at"] == [2] and c["b_optimal_at"] == [3])
-    assert pair["method"] == "re-polished at the crossing"
+    assert pair["method"] == "refined at the crossing"
     t = next(x for x in pair["ties"] if 2 < x < 3)
     q = schatten_exponent(t)
     va, vb = (refine_until_stalled(polish(cells[L].matrix, q, "tie", WARM_SCHEDULE))[0].objective for L in (2, 3))

@@ -10,6 +10,7 @@ are in ``implicitbias.theory.codes``.
 - ``kgon_code``: rank 2, Zbar_ck = cos(2 pi (c - k)/K) / (1 - cos(2 pi/K)).
 - ``cross_polytope_code``: antipodal pairs (2i, 2i+1) on +-e_i, plus one singleton for odd K.
 - ``class_vectors``: balanced factors W, H of Zbar = W H^T (classifier rows, class vectors).
+- ``less_a_class``: the code of the other K - 1 classes, one class deleted.
 
 Named polytopes are in ``polytopes``, spherical (repulsion) codes of every rank in ``spherical``,
 the naming of a matrix from its invariants in ``naming``.
@@ -32,6 +33,7 @@ __all__ = [
     "CODES",
     "centre_columns",
     "class_vectors",
+    "less_a_class",
     "single_threaded",
 ]
 
@@ -52,6 +54,17 @@ def centre_columns(Z: np.ndarray) -> np.ndarray:
     """P Z with P = I - 11^T/K: every column shifted to sum zero (margins unchanged)."""
     Z = np.asarray(Z, dtype=float)
     return Z - Z.mean(axis=0, keepdims=True)
+
+
+def less_a_class(Z: np.ndarray, k: int) -> np.ndarray:
+    """The code of the other classes: row and column k of Zbar deleted, columns centred, scaled to margin 1.
+
+    Deleting a class keeps every margin Zbar_jj - Zbar_cj among the others (c, j != k), and centring a column
+    shifts its entries alike, so a feasible code of K classes gives a feasible code of K - 1."""
+    Z = np.asarray(Z, dtype=float)
+    k = params.integer("k", k, minimum=0, maximum=Z.shape[0] - 1)
+    keep = np.delete(np.arange(Z.shape[0]), k)
+    return unit_margin(centre_columns(Z[np.ix_(keep, keep)]))
 
 
 def simplex_etf(K: int) -> np.ndarray:

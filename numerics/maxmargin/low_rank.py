@@ -115,7 +115,7 @@ __all__ = [
     "PIVOT_ITERATIONS",
     "ladder",
     "TICKETS",
-    "TICKET_STAGES",
+    "TICKET_SCREEN",
     "tickets",
 ]
 
@@ -143,7 +143,7 @@ LADDER_ITERATIONS = 100  # SLSQP iterations of the ladder's exact finish at each
 PIVOT_ITERATIONS = 15  # SLSQP iterations that finish a descended pivot's best codes before the pool is ranked (the
 # soft values rank them only to about 1e-3: benchmarks/RESULTS.md, "The ladder's descended pivot finished exactly")
 TICKETS = (4, 3)  # random and Riesz codes at a rank of a shallow depth's polished branches (``tickets``) ...
-TICKET_STAGES = 1  # ... ranked after this many stages of their descent; the best one is descended to the end
+TICKET_SCREEN = SHARP[0]  # ... ranked once each is descended through this (q, eps) stage; the best one to the end
 
 
 def soft_value(A: np.ndarray, B: np.ndarray, p: float, q: float, eps: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -423,8 +423,11 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
 
     ``TICKETS`` = (random, Riesz) codes of that rank, drawn from (seed, salt 100 + round(10 L)): random
     ones (``random_code``) along ``SCHEDULE``, Riesz-energy ones (``riesz_code``) from q = 64 (``SHARP``).
-    Each is descended through the first ``TICKET_STAGES`` stages of its schedule; only the best of them
-    (``solver.verify``'s key) is descended through the rest.
+    Each is descended through its schedule up to the stage ``TICKET_SCREEN`` (q = 64, the first of ``SHARP``: two
+    stages for a random code, one for a Riesz code), so that all are ranked at the same sharpness; only the best of
+    them (``solver.verify``'s key) is descended through the rest.  Ranked after one stage each (a random code at
+    q = 16 against a Riesz code at q = 64), the tickets at K = 19 and 23, L = 3 took a Riesz code out of the winning
+    basin over a random one in it (benchmarks/RESULTS.md, "Offers from the column above").
     The exact search above ``search.SMALL_K`` classes polishes it beside its own branches at each shallow depth,
     for each rank of its polished branches (``search.search``'s ``tickets``): the optimum there is often a rare
     basin of the optimal rank that the search's one Riesz code per rank misses (measured:
@@ -440,6 +443,8 @@ def tickets(K: int, rank: int, L, seed: int = 0) -> tuple[MarginSolution | None,
     random_codes, riesz_codes = TICKETS
     drawn = [(*random_code(K, rank, seed, salt, i), SCHEDULE) for i in range(random_codes)]
     drawn += [(*riesz_code(K, rank, seed, salt, i, random_codes), SHARP) for i in range(riesz_codes)]
-    screened = [(descend(Z, p, rank, label, seed, schedule[:TICKET_STAGES]), schedule) for label, Z, schedule in drawn]
-    first, schedule = min(screened, key=lambda pair: pair[0].key)
-    return descend(first.Z, p, rank, first.start, seed, schedule[TICKET_STAGES:]), len(drawn) + 1
+    cuts = [schedule.index(TICKET_SCREEN) + 1 for _, _, schedule in drawn]
+    screened = [(descend(Z, p, rank, label, seed, schedule[:cut]), schedule[cut:])
+                for (label, Z, schedule), cut in zip(drawn, cuts)]
+    first, rest = min(screened, key=lambda pair: pair[0].key)
+    return descend(first.Z, p, rank, first.start, seed, rest), len(drawn) + 1

@@ -9,7 +9,10 @@ effort 1 only for its shallow depths) and, up to ``low_rank.LOW_RANK_K`` = 32 cl
 ladder on its depths L >= 4 (``low_rank.ladder``), keeping the better code per depth; above 32
 classes the rank-r route ``low_rank.large_search`` instead, whose cells are named from cheap
 invariants (``naming.identify(Z, group=False)``).  Pass 2 (``phase_column``, a pure function of the
-same config, from its pass-1 record) records a cell for every depth: the NC value K - 1, the best verified matrix with its name from invariants (``naming.identify``), the
+same config and of whether the grid holds the column of K + 1 classes, from their pass-1 records) first
+offers each deep depth (L >= 4) the code of the column above less a class (``_offered_from_above``; so a
+deep cell of a K <= 31 column can be lower in a grid that holds K + 1 than alone), then records a cell
+for every depth: the NC value K - 1, the best verified matrix with its name from invariants (``naming.identify``), the
 closed-form objective when the structure is named (``implicitbias.theory.codes``), a certified
 lower bound (``lower_bounds``), the gap between the two, and a verdict (Spec A, section 3):
 
@@ -43,7 +46,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from implicitbias.numerics.maxmargin.cells import Certificate, NamedCode, PhaseCell
-from implicitbias.numerics.maxmargin.codes import simplex_etf
+from implicitbias.numerics.maxmargin.codes import less_a_class, simplex_etf
 from implicitbias.numerics.maxmargin.low_rank import (
     LADDER_FROM,
     LADDER_ITERATIONS,
@@ -57,8 +60,8 @@ from implicitbias.numerics.maxmargin.margin import schatten_exponent
 from implicitbias.numerics.maxmargin.naming import identify, known_structures
 from implicitbias.numerics.maxmargin.search import SMALL_K, SearchResult, search
 from implicitbias.numerics.maxmargin.solver import (
+    COARSE_SCHEDULE,
     MAX_DIMENSION,
-    WARM_SCHEDULE,
     MarginSolution,
     nuclear_norm_dual_bound,
     nuclear_norm_optimum,
@@ -100,7 +103,9 @@ CVXPY_MAX_K = 16  # cvxpy's nuclear-norm SDP takes seconds beyond; the exact dua
 SHALLOW_SEARCH_DEPTHS = (2, 3)  # at effort 1 the exact search's search depths above SMALL_K classes ...
 SMALL_SHALLOW_SEARCH_DEPTHS = (2, 3, 4)  # ... and up to SMALL_K; it serves the depths below the deepest one plus 1
 OFFERED_WITHIN = 1e-3  # the ladder's first code is refined at the depth below only this close (``_offered_below``)
-CROSSOVER_REFINE = 1  # rounds of re-polishing two adjacent optima at their estimated crossing
+CROSSOVER_REFINE = 1  # rounds of re-refining two adjacent optima at their estimated crossing ...
+CROSSOVER_ITERATIONS = 8  # ... each at its rank, this many SLSQP iterations from the code taken there unmoved
+ABOVE_WITHIN = 3e-3  # the column above's code less its best class is moved at a deep depth only this close to its best
 
 
 def _depth(L) -> int | float:
@@ -215,8 +220,13 @@ def _crossovers(K: int, cells: list[PhaseCell]) -> list[dict]:
 
     Exact (``theory.codes.tie_depths``) when both are named; otherwise from the explicit
     matrices: the objectives of the two optimal matrices (taken at the depths nearest to each
-    other) as functions of p, re-polished at the estimated crossing ``CROSSOVER_REFINE`` times
-    when the two are optimal at consecutive depths (their shapes may change with depth).
+    other) as functions of p, refined at the estimated crossing ``CROSSOVER_REFINE`` times when the
+    two are optimal at consecutive depths (their shapes may change with depth): each taken there
+    unmoved and refined at its rank (``solver.refine_exact``, ``CROSSOVER_ITERATIONS``).  Over the
+    89 such crossings of the K <= 32 atlas this left the two minima at the tie (each polished and
+    refined until it stalls there) 7.3e-10 apart at the median, 7.1e-7 at the 95th percentile and
+    1.8e-4 at most, against 1.4e-8, 9.4e-7 and 1.3e-4 when each was polished along
+    ``solver.WARM_SCHEDULE``, in 0.58x its CPU (benchmarks/RESULTS.md, "Offers from the column above").
     """
     optimal: dict[str, list[PhaseCell]] = {}
     for c in cells:
@@ -240,17 +250,22 @@ def _crossovers(K: int, cells: list[PhaseCell]) -> list[dict]:
                     t = next(t for t in ties if ca.L < t < cb.L)
                     for _ in range(CROSSOVER_REFINE):
                         q = schatten_exponent(t)
-                        Za = Za if ka else polish(Za, q, a, WARM_SCHEDULE).Z  # a named code is rigid: its
-                        Zb = Zb if kb else polish(Zb, q, b, WARM_SCHEDULE).Z  # matrix is its optimum at every depth
+                        Za = Za if ka else _refined_at(Za, q, a)  # a named code is rigid: its matrix
+                        Zb = Zb if kb else _refined_at(Zb, q, b)  # is its optimum at every depth
                         near = [x for x in _frozen_ties(Za, Zb) if ca.L - 0.5 < x < cb.L + 0.5]
                         if not near:
                             break
                         t = min(near, key=lambda x: abs(x - t))
                     ties = [t if ca.L < x < cb.L else x for x in ties]
-                    method = "re-polished at the crossing"
+                    method = "refined at the crossing"
             out.append({"K": K, "a": a, "b": b, "ties": ties, "method": method,
                         "a_optimal_at": [c.L for c in optimal[a]], "b_optimal_at": [c.L for c in optimal[b]]})
     return out
+
+
+def _refined_at(Z: np.ndarray, q: float, start: str) -> np.ndarray:
+    """Z taken unmoved to exponent q and refined at its rank (``CROSSOVER_ITERATIONS``)."""
+    return refine_exact(verify(Z, q, start), maxiter=CROSSOVER_ITERATIONS).Z
 
 
 def search_column(config: dict) -> dict:
@@ -359,22 +374,58 @@ def _searched(cfg: dict, searched: Mapping | None) -> dict:
     return rec if rec is not None else search_column(cfg)
 
 
+def _above(cfg: dict) -> dict:
+    """The config of the column with one class more, at the same depths, effort and seed."""
+    return column_config(cfg["K"] + 1, cfg["depths"], cfg["effort"], cfg["seed"])
+
+
+def _offered_from_above(found: dict, above: dict) -> dict:
+    """``found`` (depth -> ``MarginSolution``) with each deep depth offered the code of the column above less a class.
+
+    At each finite depth L >= ``low_rank.LADDER_FROM`` that both columns searched, the above column's best code less
+    each of its K + 1 classes (``codes.less_a_class``, a feasible code of K classes) is taken to p(L) unmoved
+    (``solver.verify``); the lowest, when within ``ABOVE_WITHIN`` of the depth's best, is polished with the exact
+    margins along the coarse stages and refined at its rank (``solver.COARSE_SCHEDULE``, ``solver.refine_exact``,
+    ``low_rank.LADDER_ITERATIONS``), as the ladder moves its pivot codes, and kept if lower.  The deep optima of
+    neighbouring K are often one code less a class: at K = 31, L = 4 and 5 the K = 32 code less a class reaches the
+    best of 40 exact searches, which a fresh rank-4 code reaches in about 1 of 20 draws, and at K = 19, L = 4 and
+    K = 23, L = 4 and 5 it goes below it (benchmarks/RESULTS.md, "Offers from the column above")."""
+    out = dict(found)
+    for L, sol in found.items():
+        if not (LADDER_FROM <= L < math.inf and str(L) in above["best"]):
+            continue
+        p = schatten_exponent(L)
+        code = MarginSolution.from_summary(above["best"][str(L)])
+        less = min((verify(less_a_class(code.Z, k), p, f"K + 1 less class {k} ({code.start})")
+                    for k in range(code.Z.shape[0])), key=lambda s: s.key)
+        if less.objective <= sol.objective * (1 + ABOVE_WITHIN):
+            moved = refine_exact(polish(less.Z, p, less.start, COARSE_SCHEDULE), maxiter=LADDER_ITERATIONS)
+            out[L] = min(sol, moved, key=lambda s: s.key)
+    return out
+
+
 def phase_column(config: dict, searched: Mapping | None = None) -> dict:
-    """One column of the phase diagram, a pure function of {K, depths, effort, seed}.
+    """One column of the phase diagram, a pure function of {K, depths, effort, seed, above}.
 
     L counts weight matrices (N = L + 1).  Every depth of the column's search record
     (``search_column``; taken from ``searched``, a map from (K, depths, effort, seed) to records,
-    when it holds it, else computed here) gets its cell (``_cell``).  Returns the cells, the
-    crossovers and the search effort.
+    when it holds it, else computed here) gets its cell (``_cell``).  With ``above`` (default False;
+    ``phase_diagram`` sets it when the grid holds the column of K + 1 classes at the same depths; ignored unless
+    K + 1 <= ``low_rank.LOW_RANK_K``) the deep depths are first offered that column's codes less a class
+    (``_offered_from_above``).  Returns the cells, the crossovers and the search effort.
     """
     t0, c0 = time.perf_counter(), time.process_time()
-    cfg = column_config(**config)
+    cfg = column_config(**{k: v for k, v in config.items() if k != "above"})
     K, depths, effort, seed = cfg["K"], cfg["depths"], cfg["effort"], cfg["seed"]
+    above = params.boolean("above", config.get("above", False)) and K < LOW_RANK_K
     own = _searched(cfg, searched)
     found = {L: MarginSolution.from_summary(own["best"][str(L)]) for L in depths if str(L) in own["best"]}
+    if above:
+        found = _offered_from_above(found, _searched(_above(cfg), searched))
     cells = [_cell(K, L, effort, seed, found.get(L), len(own["starts"])) for L in depths]
     return {
         **cfg,
+        "above": above,
         "cells": [c.to_record() for c in cells],
         "crossovers": _crossovers(K, cells),
         "starts": own["starts"],
@@ -408,7 +459,9 @@ def phase_diagram(mapper: Callable, configs: Sequence[dict]) -> list[dict]:
 
     ``mapper(kind, fn, configs, desc=...)`` is ``Store.map`` (with its executor bound) or a claim
     context's ``map``, so both passes are cached, resumable and parallel.  Pass 1 searches every
-    column (``search_column``); pass 2 judges each column from its record (``phase_column``).
+    column (``search_column``); pass 2 judges each column from its record (``phase_column``), offered the
+    record of the column of K + 1 classes where the grid holds it (``above`` in its config, so a cached
+    judgement made without it is not reused with it).
     Largest K first, so the longest columns start first on a pool.
     """
     cfgs = [column_config(**c) for c in configs]
@@ -416,7 +469,8 @@ def phase_diagram(mapper: Callable, configs: Sequence[dict]) -> list[dict]:
     ordered = [cfgs[i] for i in order]
     records = mapper(SEARCH_KIND, search_column, ordered, desc="phase search")
     found = {_ident(c): rec for c, rec in zip(ordered, records)}
-    columns = mapper(KIND, functools.partial(phase_column, searched=found), ordered, desc="phase diagram")
+    judged = [{**c, "above": c["K"] < LOW_RANK_K and _ident(_above(c)) in found} for c in ordered]
+    columns = mapper(KIND, functools.partial(phase_column, searched=found), judged, desc="phase diagram")
     out: list = [None] * len(cfgs)
     for i, rec in zip(order, columns):
         out[i] = rec
