@@ -248,3 +248,31 @@ def test_cached_exact_values_are_the_uncached_ones_and_cannot_be_corrupted():
     assert again == exact.tie_depths("cross_polytope", "nc", K) and sp.Integer(-1) not in again
     assert threshold == exact.threshold_depth("kgon", K) and sign == exact.compare_with_nc("kgon", K, 5) == -1
     assert exact.objective_at("kgon", K, 2.0) == exact.objective_at("kgon", K, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 16), st.integers(0, 2**31 - 1), st.data())
+def test_a_code_less_a_class_is_a_unit_margin_code_of_the_other_classes(K, seed, data):
+    """``codes.less_a_class`` at a generic feasible code (a random Gram code, not symmetric after a random
+    column shift) against its definition: its margins are those of Zbar among the other classes, divided by
+    their smallest (computed here from Zbar's own margins, not from the result), and its columns sum to zero."""
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((K, 3))
+    Z = code_logits(V / np.linalg.norm(V, axis=1, keepdims=True)) + rng.standard_normal(K)[None, :]
+    k = data.draw(st.integers(0, K - 1))
+    less = codes.less_a_class(Z, k)
+    keep = [i for i in range(K) if i != k]
+    gaps = (np.diag(Z)[None, :] - Z)[np.ix_(keep, keep)]
+    expected = gaps / gaps[~np.eye(K - 1, dtype=bool)].min()
+    got = np.diag(less)[None, :] - less
+    off = ~np.eye(K - 1, dtype=bool)
+    assert less.shape == (K - 1, K - 1)
+    assert np.allclose(got[off], expected[off], rtol=1e-10, atol=1e-12)
+    assert margins(less).min() == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(less.sum(axis=0)).max() < 1e-9 * np.abs(less).max()
+
+
+@pytest.mark.parametrize("k", [-1, 5, 2.5, "first"])
+def test_less_a_class_refuses_a_class_that_is_not_one_in_one_line(k):
+    with pytest.raises(params.ParameterError, match=r"^k must"):
+        codes.less_a_class(codes.simplex_etf(5), k)
