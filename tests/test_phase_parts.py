@@ -276,3 +276,35 @@ def test_a_column_is_offered_the_column_above_only_when_the_grid_holds_it_at_the
 def test_a_judgement_refuses_an_above_that_is_not_a_boolean_in_one_line(above):
     with pytest.raises(ParameterError, match=r"^above must be True or False"):
         phase_column({**column_config(5, [2]), "above": above})
+
+
+def test_an_offer_from_above_further_than_its_window_is_not_moved_and_one_within_never_raises_a_cell(monkeypatch):
+    """K = 7, L = 4 (p = 0.4), a cross-polytope + singleton (3 2^p + (6/7)^(p/2) = 4.928) as the cell's best.  The
+    K = 8 column's NC less a class is NC of 7 classes (S_p = 6, 22% above): outside ``ABOVE_WITHIN``, so it is not
+    polished (the calls to polish are recorded) and the cell is the same object.  The K = 8 cross-polytope less a
+    class is within it (the same code of 7 classes): it is moved, and the cell is not higher than before; against
+    a stand-in best 1e-3 lower than that code (still within the window) the moved offer is higher, and the
+    stand-in stays."""
+    from implicitbias.numerics.maxmargin import phase
+    from implicitbias.numerics.maxmargin.margin import schatten_exponent
+    from implicitbias.numerics.maxmargin.solver import verify
+
+    p = schatten_exponent(4)
+    found = {4: verify(codes.cross_polytope_code(7), p, "cross_polytope")}
+    assert found[4].objective == pytest.approx(3 * 2**p + (6 / 7) ** (p / 2), rel=1e-12)
+    nc_above = {"best": {"4": verify(codes.simplex_etf(8), p, "nc").summary()}}
+    cross_above = {"best": {"4": verify(codes.cross_polytope_code(8), p, "cross_polytope").summary()}}
+    moved = []
+    real_polish = phase.polish
+
+    def polish(*args, **kwargs):
+        moved.append(args[2])
+        return real_polish(*args, **kwargs)
+
+    monkeypatch.setattr(phase, "polish", polish)
+    assert phase._offered_from_above(found, nc_above)[4] is found[4] and moved == []
+    out = phase._offered_from_above(found, cross_above)
+    assert len(moved) == 1 and moved[0].startswith("K + 1 less class")
+    assert out[4].objective <= found[4].objective * (1 + 1e-12)
+    lower = {4: replace(found[4], objective=found[4].objective * (1 - 1e-3))}
+    assert phase._offered_from_above(lower, cross_above)[4] is lower[4] and len(moved) == 2

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.linalg import block_diag
 
-from implicitbias.numerics.maxmargin.codes import less_a_class
+from implicitbias.numerics.maxmargin.codes import centre_columns, less_a_class
 from implicitbias.numerics.maxmargin.margin import unit_margin
 from implicitbias.theory import params
 from implicitbias.theory.codes import AUGMENTED, augmented_with_vertices
@@ -27,7 +27,7 @@ EXTRA_BLOCKS = {"singleton": np.ones((1, 1)), "antipodal pair": np.array([[1.0, 
 
 def _code(G: np.ndarray) -> np.ndarray:
     """The symmetric code of a Gram matrix: columns centred, scaled to minimum margin 1."""
-    return unit_margin(G - G.mean(axis=0, keepdims=True))
+    return unit_margin(centre_columns(G))
 
 
 @lru_cache(maxsize=None)
@@ -48,10 +48,10 @@ def with_vertices(K: int) -> list[tuple[str, np.ndarray]]:
 
 def less_a_vertex(K: int) -> list[tuple[str, np.ndarray]]:
     """``(<name> less a vertex, Zbar)`` for every catalogue configuration with K + 1 points, its first point
-    deleted (every entry is vertex-transitive, so which one does not matter; ``codes.less_a_class``).  Deleting a class keeps every margin among the others.  At K = 31, L = 2
-    the 8-orthoplex Hadamard antiprism less a vertex is the best code of the exact searches at efforts 1-8 and
-    seeds 0-4 (its symmetry group, of order 1344, is the stabiliser of a vertex in the antiprism's, of order
-    43008), which the default's rank-7 codes missed by 2.8e-4."""
+    deleted (every entry is vertex-transitive, so which one does not matter; ``codes.less_a_class``).  Deleting a
+    class keeps every margin among the others.  At K = 31, L = 2 the 8-orthoplex Hadamard antiprism less a vertex is
+    the best code of the exact searches at efforts 1-8 and seeds 0-4 (its symmetry group, of order 1344, is the
+    stabiliser of a vertex in the antiprism's, of order 43008), which the default's rank-7 codes missed by 2.8e-4."""
     K = params.integer("K", K, minimum=2, maximum=100_000)
     return [(f"{name} less a vertex", less_a_class(_logits(name), 0)) for name in names_with_vertices(K + 1)]
 
